@@ -1,0 +1,43 @@
+# Two commands do all set-up on a fresh machine:
+#   make reproduce   regenerate every table and figure (papermill, default profile)
+#   make test        nbdev_test over the notebooks (quick parameters) + pytest tests/
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# CPU build of torch first (an unpinned torch pulls a multi-GB CUDA build). Override for other machines, e.g.
+#   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+PROFILE ?= default
+# Data directory: ../shared/data when it exists beside the checkout, else the package's download cache (data/).
+SHARED_DATA := $(abspath ../shared/data)
+DEID_NB_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+export DEID_NB_DATA
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install test reproduce export lab
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: settings.ini setup.py | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install $(TORCH_SPEC) $(TORCH_PIP_ARGS)
+	$(BIN)/python -m pip install -e ".[dev,peers]"
+	touch $@
+
+install: $(VENV)/.installed
+
+export: install
+	$(BIN)/nbdev_export
+
+test: install
+	$(BIN)/nbdev_test --n_workers 1 --timing
+	$(BIN)/python -m pytest -q tests
+
+reproduce: install
+	$(BIN)/deid-nb reproduce --profile $(PROFILE)
+
+lab: install
+	$(BIN)/jupyter lab nbs
