@@ -82,7 +82,8 @@ def main():
         for name in models:
             started = time.perf_counter()
             if name == "zero_shot":
-                reidentifier, train_seconds = NeuralReidentifier(BiEncoder(BiEncoderConfig()).eval(), dataset.people, "zero_shot"), 0.0
+                reidentifier, train_seconds = (NeuralReidentifier(BiEncoder(BiEncoderConfig()).eval(), dataset.people, "zero_shot",
+                                                                       cache_dir=get_artifacts_dir() / "profile_cache"), 0.0)
             else:
                 reidentifier = load_reidentifier(name, dataset)
                 spec = REIDENTIFIERS[name]
