@@ -3,7 +3,10 @@
 All three run on the same re-identifier and the same documents (each cut to the model's window, as the paper did).
 Each search runs once per document, to the largest K; every smaller K is read off its trajectory.
 
-    DEID_NB_DATA=/work/shared/data .venv/bin/python benchmarks/search_speed.py --n-docs 12 --ks 1 10 100
+    DEID_NB_DATA=/work/shared/data .venv/bin/python benchmarks/search_speed.py --n-docs 10 --ks 1 10
+
+The approximate search is pruned at every K of `--ks` (`prune=ks`; `--no-prune` to switch it off); `--top-m` takes one
+shortlist size or a schedule (e.g. `--top-m 1000 2`: every candidate at the first step, two after).
 
 Prints documents/minute for each search and the ratios, checks that the exact search's masks equal TextAttack's,
 and tabulates % words masked and the certified ranks at each K (re-verified by scoring the final texts again).
@@ -54,7 +57,7 @@ def per_k_table(name, trajectories, reidentifier, ks):
         texts = [t.masked_text_at_k(k) for t in trajectories]
         verified = reidentifier.ranks(texts, [t.true_id for t in trajectories])
         steps = [t.step_for_k(k) for t in trajectories]
-        masked = [t.fraction_masked_at_step(len(t) if s is None else s) for t, s in zip(trajectories, steps)]
+        masked = [t.fraction_masked_at_k(k) for t in trajectories]  # pruned masks where recorded
         rows.append(dict(search=name, k=k, pct_masked=100 * np.mean(masked), reached_k=np.mean([s is not None for s in steps]),
                          verified_rank_ge_k=np.mean(verified >= k), top1_reidentified=np.mean(verified == 0),
                          median_verified_rank=float(np.median(verified))))
@@ -67,7 +70,9 @@ def main():
     parser.add_argument("--model", default="nn_uniform", help="registry name (deid_nb.index); zero-shot MiniLM if untrained")
     parser.add_argument("--n-docs", type=int, default=12)
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 10, 100])
-    parser.add_argument("--top-m", type=int, default=3)
+    parser.add_argument("--top-m", type=int, nargs="+", default=[3], help="shortlist size, or a schedule per step")
+    parser.add_argument("--no-prune", action="store_true", help="do not prune the approximate masks")
+    parser.add_argument("--skip-single", action="store_true", help="skip the approximate search one document at a time")
     parser.add_argument("--ranking", default="auto", choices=["auto", "pooled", "lazy"])
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--threads", type=int, default=1,
@@ -93,10 +98,14 @@ def main():
             textattack_search, documents, ids, reidentifier, max_k=max_k, batch_size=args.batch_size)
     results["exact"], seconds["exact"] = run(greedy_search, documents, ids, reidentifier, max_k=max_k,
                                              batch_size=args.batch_size)
-    approximate = dict(max_k=max_k, top_m=args.top_m, ranking=args.ranking, batch_size=args.batch_size)
-    single = f"approximate ({args.ranking}, top_m={args.top_m}), one doc at a time"
-    results[single], seconds[single] = run(approximate_search, documents, ids, reidentifier, **approximate)
-    name = f"approximate ({args.ranking}, top_m={args.top_m}), {len(documents)} docs in lockstep"
+    top_m = args.top_m[0] if len(args.top_m) == 1 else tuple(args.top_m)
+    prune = False if args.no_prune else list(args.ks)
+    approximate = dict(max_k=max_k, top_m=top_m, ranking=args.ranking, batch_size=args.batch_size, prune=prune)
+    label = f"approximate ({args.ranking}, top_m={top_m}{', pruned' if prune else ''})"
+    if not args.skip_single:
+        single = f"{label}, one doc at a time"
+        results[single], seconds[single] = run(approximate_search, documents, ids, reidentifier, **approximate)
+    name = f"{label}, {len(documents)} docs in lockstep"
     start = time.perf_counter()
     results[name] = approximate_search_many(documents, ids, reidentifier, **approximate)
     seconds[name] = time.perf_counter() - start

@@ -4,7 +4,8 @@ import pytest
 
 from deid_nb.data import make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier
-from deid_nb.search import Units, _ToyReidentifier, approximate_search, deidentify, greedy_search
+from deid_nb.search import (Units, _ToyReidentifier, approximate_search, approximate_search_many, deidentify, greedy_search,
+                            prune_trajectories)
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +57,31 @@ def test_fast_search_equals_textattack(people):
         fast = greedy_search(person.document, person.person_id, bm25, max_k=5)
         assert [(s.word, s.positions, s.rank) for s in stock.steps] == [(s.word, s.positions, s.rank) for s in fast.steps]
         assert np.array_equal([s.score for s in stock.steps], [s.score for s in fast.steps])
+
+
+def test_pruning_keeps_goal_with_fewer_masks(people, toy):
+    documents, ids = [p.document for p in people[:5]], [p.person_id for p in people[:5]]
+    plain = approximate_search_many(documents, ids, toy, max_k=8, top_m=1, prune=False)
+    pruned = approximate_search_many(documents, ids, toy, max_k=8, top_m=1, prune=[2, 8])
+    for a, b in zip(plain, pruned):
+        assert a.ranks.tolist() == b.ranks.tolist() and a.pruned == {}
+        for k in (2, 8):
+            assert set(b.masked_positions_at_k(k)) <= set(a.masked_positions_at_k(k))
+            assert toy.ranks(b.masked_text_at_k(k), b.true_id) == b.pruned_at_k(k)["rank"] >= k
+
+
+def test_pruned_trajectory_survives_json(people, toy):
+    import json
+    from dataclasses import asdict
+    from deid_nb.search import SearchStep, Trajectory
+    t = prune_trajectories([greedy_search(people[1].document, people[1].person_id, toy, max_k=4)], toy)[0]
+    data = json.loads(json.dumps(asdict(t)))
+    back = Trajectory(**{**data, "steps": [SearchStep(**{**s, "positions": tuple(s["positions"])}) for s in data["steps"]]})
+    assert back.masked_text_at_k(4) == t.masked_text_at_k(4) and back.fraction_masked_at_k(4) == t.fraction_masked_at_k(4)
+
+
+def test_top_m_schedule_starts_like_greedy(people, toy):
+    person = people[2]
+    exact = greedy_search(person.document, person.person_id, toy, max_k=5)
+    scheduled = approximate_search(person.document, person.person_id, toy, max_k=5, top_m=(10_000, 1), prune=False)
+    assert scheduled.steps[0].word == exact.steps[0].word and all(s.evaluated == 1 for s in scheduled.steps[1:])
