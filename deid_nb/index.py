@@ -78,15 +78,13 @@ class NeuralSpec:
     training: TrainingConfig = field(default_factory=TrainingConfig)
 
 REIDENTIFIERS: dict[str, NeuralSpec | None] = {
-    "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 3072-d, uniform masking prior (the default model)"),
-    "nn_idf": NeuralSpec("MiniLM f and g, mean pooling, 3072-d, IDF-weighted masking prior",
+    "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the default model)",
+                             BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2)),
+    "nn_idf": NeuralSpec("MiniLM f and g, mean pooling, 3072-d projection, IDF-weighted masking prior, 1 epoch",
                          training=TrainingConfig(masking_prior="idf")),
     "nn_compact": NeuralSpec("MiniLM f and g, no projection (384-d), documents cut at 96 tokens, prior p ~ U(0, 0.7), label smoothing 0.01",
                              BiEncoderConfig(embedding_dim=None, max_document_tokens=96),
                              TrainingConfig(mask_max_rate=0.7, label_smoothing=0.01, seed=1)),
-    "nn_uniform_2epochs": NeuralSpec("ablation: nn_uniform trained for two epochs", training=TrainingConfig(epochs=2)),
-    "nn_uniform_ca": NeuralSpec("ablation: nn_uniform with a coordinate-ascent epoch of g (then G recomputed) before f's epoch",
-                                training=TrainingConfig(profile_epochs=(0,))),
     "bm25": None,  # BM25Reidentifier (k1 = 4.5, b = 0.9)
 }
 DEFAULT_REIDENTIFIER = "nn_uniform"

@@ -56,7 +56,8 @@ def idf_weights(texts: Iterable[str]) -> dict[str, float]:
 
 def word_idf(word: str, idf: Mapping[str, float]) -> float:
     "IDF of `word`; unseen words count as the rarest (maximum IDF)."
-    return idf.get(word.lower(), max(idf.values(), default=0.0))
+    value = idf.get(word.lower())  # (the maximum is computed only when needed: training samples call this per word)
+    return value if value is not None else max(idf.values(), default=0.0)
 
 # %% ../nbs/02_masking.ipynb #10b701e6
 MASKING_PRIORS = ("uniform", "idf", "none")

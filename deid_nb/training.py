@@ -127,8 +127,9 @@ def top1_accuracy(model: BiEncoder, documents: Sequence[str], true_rows: Sequenc
     "Fraction of documents whose true row of G scores strictly above every other row."
     if len(documents) == 0:
         return float("nan")
-    scores = model.score_embeddings(model.encode_documents(list(documents), batch_size, output="torch"), profile_embeddings)
-    true = scores[torch.arange(len(scores)), torch.as_tensor(np.asarray(true_rows))]
+    documents = model.encode_documents(list(documents), batch_size, output="torch").to(profile_embeddings.device)
+    scores = model.score_embeddings(documents, profile_embeddings)
+    true = scores[torch.arange(len(scores), device=scores.device), torch.as_tensor(np.asarray(true_rows), device=scores.device)]
     return float(((scores >= true[:, None]).sum(1) == 1).float().mean())
 
 # %% ../nbs/05_training.ipynb #3b1edfe6
@@ -199,7 +200,9 @@ def make_optimizers(model: BiEncoder, config: TrainingConfig) -> dict[str, torch
         document.append(group(trainable(model.document_encoder), config.learning_rate))
     profile = [group(trainable(model.profile_projection), config.head_learning_rate),
                group(trainable(model.profile_encoder), config.profile_learning_rate)]
-    make = lambda groups: torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=config.weight_decay)
+    def make(groups):  # None when nothing on that side can learn (e.g. g frozen and no projection)
+        groups = [g for g in groups if g["params"]]
+        return torch.optim.AdamW(groups, weight_decay=config.weight_decay) if groups else None
     return {"document": make(document), "profile": make(profile)}
 
 # %% ../nbs/05_training.ipynb #ea3e4fda
@@ -222,7 +225,8 @@ def save_checkpoint(directory: Path, epoch: int, model: BiEncoder, optimizers: d
     save_model(model, folder)
     tensors = {"profile_embeddings": G.detach().cpu().contiguous()}
     for name, optimizer in optimizers.items():
-        tensors.update(_optimizer_tensors(optimizer, name))
+        if optimizer is not None:
+            tensors.update(_optimizer_tensors(optimizer, name))
     with atomic_path(folder / "state.safetensors") as tmp:
         save_file(tensors, str(tmp))
     with atomic_write(directory / "training.json") as f:
@@ -243,6 +247,10 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
     data, optimizers = training_data(dataset, config), make_optimizers(model, config)
+    for side, epochs in (("document", range(config.epochs)), ("profile", config.profile_epochs)):
+        if optimizers[side] is None and len(epochs):
+            raise ValueError(f"{dataset.name}: nothing of the {side} encoder is trainable (all layers frozen and no projection), "
+                             f"but the training configuration asks for {side} epochs")
     record = {"dataset": dataset.name, "training": asdict(config), "history": [], "epochs": config.epochs}
     start, state_file = 0, directory / "training.json"
     if state_file.exists():
@@ -251,7 +259,8 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
         model.load_state_dict(load_file(str(folder / "model.safetensors")))
         tensors = load_file(str(folder / "state.safetensors"))
         for name, optimizer in optimizers.items():
-            _load_optimizer_tensors(optimizer, tensors, name)
+            if optimizer is not None:
+                _load_optimizer_tensors(optimizer, tensors, name)
         G = tensors["profile_embeddings"].to(model.device)
         logger.info("%s: resuming after epoch %d", directory, start - 1)
     else:

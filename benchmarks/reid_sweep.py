@@ -1,0 +1,171 @@
+"""Sweep the re-identification model's training levers and measure each variant's top-1 accuracy (issue 3).
+
+Each variant is (BiEncoderConfig overrides, TrainingConfig overrides). For every variant the script trains a model on the
+dataset's training people (cached under <artifacts>/reidentifiers/<dataset>/sweep_<variant>-…, so a rerun only
+evaluates) and prints top-1 accuracy of the test documents against ALL profiles of the dataset: unmasked, 30% of word
+types masked, named-entity masking (deid_nb.baselines.named_entity_redact: CoNLL-like PER/ORG/LOC/MISC, as the paper)
+and lexical masking (deid_nb.baselines.lexical_redact), plus the training time.
+
+    DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/reid_sweep.py --dataset wikibio_2000 --variants default epochs3
+
+The masked test conditions need spaCy; `--write-conditions FILE` stores them as JSON and `--conditions FILE` reads them
+back, so a machine without spaCy (e.g. a GPU box) can run the sweep (`--device cuda`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+import torch
+
+from deid_nb.core import atomic_write, count_masks, count_words, get_artifacts_dir
+from deid_nb.data import load_dataset
+from deid_nb.masking import mask_fraction_of_types
+from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
+from deid_nb.training import TrainingConfig, run_directory, train_bi_encoder
+
+VARIANTS: dict[str, tuple[dict, dict]] = {
+    "default": ({}, {}),
+    "epochs2": ({}, {"epochs": 2}),
+    "epochs3": ({}, {"epochs": 3}),
+    "epochs5": ({}, {"epochs": 5}),
+    "epochs3_ca0": ({}, {"epochs": 3, "profile_epochs": (0,)}),
+    "epochs3_ca01": ({}, {"epochs": 3, "profile_epochs": (0, 1)}),
+    "epochs5_ca0": ({}, {"epochs": 5, "profile_epochs": (0,)}),
+    "epochs3_frozen0": ({}, {"epochs": 3, "frozen_layers": 0}),
+    "epochs3_lr2e-4": ({}, {"epochs": 3, "learning_rate": 2e-4}),
+    "epochs3_ls0": ({}, {"epochs": 3, "label_smoothing": 0.0}),
+    "epochs3_ls0.01": ({}, {"epochs": 3, "label_smoothing": 0.01}),
+    "epochs3_dim384": ({"embedding_dim": None}, {"epochs": 3}),
+    "epochs3_dim768": ({"embedding_dim": 768}, {"epochs": 3}),
+    "epochs3_idf": ({}, {"epochs": 3, "masking_prior": "idf"}),
+    "epochs3_bs16": ({}, {"epochs": 3, "batch_size": 16}),
+    "epochs3_len96": ({"max_document_tokens": 96}, {"epochs": 3}),
+    "epochs3_ca0_frozen0": ({}, {"epochs": 3, "profile_epochs": (0,), "frozen_layers": 0}),
+}
+
+
+def named_entity_masked(documents):
+    from deid_nb.baselines import named_entity_redact
+    return named_entity_redact(list(documents))
+
+
+def lexical_masked(people):
+    from deid_nb.baselines import lexical_redact
+    return [lexical_redact(p.document, p.profile) for p in people]
+
+
+def make_conditions(people) -> dict[str, list[str]]:
+    documents = [p.document for p in people]
+    return {"unmasked": documents, "30% types": [mask_fraction_of_types(d, 0.3, seed=0) for d in documents],
+            "named entity": named_entity_masked(documents), "lexical": lexical_masked(people)}
+
+
+def percent_masked(original, masked) -> float:
+    return 100 * sum(count_masks(m) for m in masked) / max(1, sum(count_words(o) for o in original))
+
+
+def top1(model: BiEncoder, documents, true_rows, G) -> float:
+    F = model.encode_documents(list(documents), batch_size=128, output="torch").to(G.device)
+    scores = F @ G.T
+    true = scores[torch.arange(len(scores)), torch.as_tensor(true_rows, device=G.device)]
+    return round(100 * float(((scores >= true[:, None]).sum(1) == 1).float().mean()), 1)
+
+
+def train_variant(dataset, name, model_overrides, training_overrides, device, threads):
+    model_config = BiEncoderConfig(**model_overrides)
+    config = TrainingConfig(**{"num_threads": threads, **training_overrides})
+    directory = run_directory(dataset, model_config, config, None, f"sweep_{name}{os.environ.get('SWEEP_TAG', '')}")
+    state = directory / "training.json"
+    if state.exists() and json.loads(state.read_text())["epochs_completed"] + 1 >= config.epochs:
+        record = json.loads(state.read_text())
+        return load_model(directory / record["checkpoint"], device), record
+    torch.manual_seed(config.seed)
+    model = BiEncoder(model_config).to(device)
+    record = train_bi_encoder(model, dataset, config, directory, progress=False)
+    return model, record
+
+
+def enable_profile_documents(mode: str):
+    "EXPERIMENT: add one pseudo-document per candidate (its profile values, random field order) to the training set."
+    import dataclasses
+    import deid_nb.training as training
+    original = training.training_data
+
+    def patched(dataset, config):
+        data = original(dataset, config)
+        rng = np.random.default_rng(123)
+        pool = list(enumerate(data.candidates)) if mode == "all" else [(int(r), data.candidates[int(r)]) for r in data.train_rows]
+        extra, rows = [], []
+        for row, person in pool:
+            values = [str(v) for v in person.profile.values() if str(v).strip()]
+            rng.shuffle(values)
+            extra.append(dataclasses.replace(person, document=" . ".join(values)))
+            rows.append(row)
+        return dataclasses.replace(data, train=data.train + extra, train_rows=np.concatenate([data.train_rows, rows]))
+    training.training_data = patched
+    globals()["train_bi_encoder"] = training.train_bi_encoder
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="wikibio_2000")
+    parser.add_argument("--variants", nargs="+", default=["default", "epochs3"], help=f"from {sorted(VARIANTS)}")
+    parser.add_argument("--extra", default=None, help='JSON {"name": [model_overrides, training_overrides]} of more variants')
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--conditions", default=None, help="read the masked test documents from this JSON")
+    parser.add_argument("--write-conditions", default=None, help="write the masked test documents to this JSON and stop")
+    parser.add_argument("--output", default=None)
+    parser.add_argument("--profile-documents", default=None, choices=["all", "train"], help="EXPERIMENT (see enable_profile_documents)")
+    args = parser.parse_args()
+    if args.profile_documents:
+        enable_profile_documents(args.profile_documents)
+    variants = dict(VARIANTS, **{k: tuple(v) for k, v in json.loads(args.extra or "{}").items()})
+    if args.device == "cpu":
+        torch.set_num_threads(args.threads)
+    dataset = load_dataset(args.dataset)
+    people = dataset.split("test")
+    if args.conditions:
+        conditions = json.loads(open(args.conditions).read())
+    else:
+        conditions = make_conditions(people)
+    if args.write_conditions:
+        with atomic_write(args.write_conditions) as f:
+            json.dump(conditions, f)
+        print(f"written {args.write_conditions}")
+        return
+    row_of = {p.person_id: i for i, p in enumerate(dataset.people)}
+    true_rows = [row_of[p.person_id] for p in people]
+    print(f"{args.dataset}: {len(people)} test documents vs {len(dataset)} profiles; % words masked: "
+          + ", ".join(f"{c} {percent_masked(conditions['unmasked'], d):.1f}" for c, d in conditions.items()), flush=True)
+    results = []
+    for name in args.variants:
+        model_overrides, training_overrides = variants[name]
+        started = time.perf_counter()
+        model, record = train_variant(dataset, name, model_overrides, training_overrides, args.device,
+                                      args.threads if args.device == "cpu" else None)
+        G = model.encode_profiles([p.profile for p in dataset.people], batch_size=128, output="torch").to(args.device)
+        G = G * model.log_logit_scale.exp().detach().to(G.device)
+        row = {"variant": name, "model": model_overrides, "training": training_overrides,
+               "train_seconds": round(sum(e["seconds"] for e in record["history"]), 1),
+               "validation": [(e["validation_top1"], e["validation_top1_masked"]) for e in record["history"]]}
+        for condition, texts in conditions.items():
+            row[condition] = top1(model, texts, true_rows, G)
+        results.append(row)
+        print(f"{name:22s} " + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
+              + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)
+    output = args.output or get_artifacts_dir() / "benchmarks" / f"reid_sweep_{args.dataset}.json"
+    with atomic_write(output) as f:
+        json.dump(results, f, indent=1)
+    print(f"written {output}")
+
+
+if __name__ == "__main__":
+    main()
