@@ -81,7 +81,7 @@ def top1(model: BiEncoder, documents, true_rows, G) -> float:
 def train_variant(dataset, name, model_overrides, training_overrides, device, threads):
     model_config = BiEncoderConfig(**model_overrides)
     config = TrainingConfig(**{"num_threads": threads, **training_overrides})
-    directory = run_directory(dataset, model_config, config, None, f"sweep_{name}{os.environ.get('SWEEP_TAG', '')}")
+    directory = run_directory(dataset, model_config, config, None, f"sweep_{name}")
     state = directory / "training.json"
     if state.exists() and json.loads(state.read_text())["epochs_completed"] + 1 >= config.epochs:
         record = json.loads(state.read_text())
@@ -90,27 +90,6 @@ def train_variant(dataset, name, model_overrides, training_overrides, device, th
     model = BiEncoder(model_config).to(device)
     record = train_bi_encoder(model, dataset, config, directory, progress=False)
     return model, record
-
-
-def enable_profile_documents(mode: str):
-    "EXPERIMENT: add one pseudo-document per candidate (its profile values, random field order) to the training set."
-    import dataclasses
-    import deid_nb.training as training
-    original = training.training_data
-
-    def patched(dataset, config):
-        data = original(dataset, config)
-        rng = np.random.default_rng(123)
-        pool = list(enumerate(data.candidates)) if mode == "all" else [(int(r), data.candidates[int(r)]) for r in data.train_rows]
-        extra, rows = [], []
-        for row, person in pool:
-            values = [str(v) for v in person.profile.values() if str(v).strip()]
-            rng.shuffle(values)
-            extra.append(dataclasses.replace(person, document=" . ".join(values)))
-            rows.append(row)
-        return dataclasses.replace(data, train=data.train + extra, train_rows=np.concatenate([data.train_rows, rows]))
-    training.training_data = patched
-    globals()["train_bi_encoder"] = training.train_bi_encoder
 
 
 def main():
@@ -123,10 +102,9 @@ def main():
     parser.add_argument("--conditions", default=None, help="read the masked test documents from this JSON")
     parser.add_argument("--write-conditions", default=None, help="write the masked test documents to this JSON and stop")
     parser.add_argument("--output", default=None)
-    parser.add_argument("--profile-documents", default=None, choices=["all", "train"], help="EXPERIMENT (see enable_profile_documents)")
+    parser.add_argument("--profile-documents", action="store_true",
+                        help="every variant also trains on one pseudo-document per candidate profile (TrainingConfig.profile_documents)")
     args = parser.parse_args()
-    if args.profile_documents:
-        enable_profile_documents(args.profile_documents)
     variants = dict(VARIANTS, **{k: tuple(v) for k, v in json.loads(args.extra or "{}").items()})
     if args.device == "cpu":
         torch.set_num_threads(args.threads)
@@ -148,6 +126,7 @@ def main():
     results = []
     for name in args.variants:
         model_overrides, training_overrides = variants[name]
+        training_overrides = {**training_overrides, **({"profile_documents": True} if args.profile_documents else {})}
         started = time.perf_counter()
         model, record = train_variant(dataset, name, model_overrides, training_overrides, args.device,
                                       args.threads if args.device == "cpu" else None)

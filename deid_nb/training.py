@@ -27,8 +27,9 @@ logger = get_logger("deid_nb.training")
 
 # %% auto #0
 __all__ = ['logger', 'TrainingConfig', 'transformer_layers', 'freeze_bottom', 'length_bucketed_batches', 'TrainingData',
-           'training_data', 'top1_accuracy', 'document_epoch', 'profile_epoch', 'make_optimizers', 'save_checkpoint',
-           'train_bi_encoder', 'run_directory', 'TrainedModel', 'train_reidentifier']
+           'training_data', 'top1_accuracy', 'profile_pseudo_document', 'document_epoch', 'profile_epoch',
+           'make_optimizers', 'save_checkpoint', 'train_bi_encoder', 'run_directory', 'TrainedModel',
+           'train_reidentifier']
 
 # %% ../nbs/05_training.ipynb #0269a05a
 @dataclass
@@ -52,6 +53,7 @@ class TrainingConfig:
     dynamic_padding: bool = True  # False: pad every batch to the maximum length (the naive way)
     negatives: str = "all"  # softmax over "all" candidate profiles of the dataset, or only the "train" people's
     max_train_documents: int | None = None  # keep the first n training people (benchmarks)
+    profile_documents: bool = False  # also train f on one pseudo-document per candidate profile each epoch (see profile_pseudo_document)
     validation_mask_fraction: float = 0.3  # validation also on documents with this fraction of word types masked
     max_validation_documents: int | None = 100  # validation is inference over all of them twice per epoch: keep it small on a CPU
     seed: int = 0
@@ -145,6 +147,12 @@ def _step(optimizer, loss, step: int, total: int, config: TrainingConfig):
     nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], 1.0)
     optimizer.step()
 
+# %% ../nbs/05_training.ipynb #fbce836d
+def profile_pseudo_document(profile: dict, rng: np.random.Generator) -> str:
+    "The profile's non-empty values in a random order, joined by ' . ' (a document any candidate yields; no keys)."
+    values = [str(v).strip() for v in profile.values() if str(v).strip()]
+    return " . ".join(values[i] for i in rng.permutation(len(values)))
+
 # %% ../nbs/05_training.ipynb #2db4e709
 def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimizer, config: TrainingConfig,
                    epoch: int, step: int, total_steps: int, progress: bool = True) -> tuple[float, int]:
@@ -152,16 +160,19 @@ def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimi
     from tqdm.auto import tqdm
     rng, prior = np.random.default_rng([config.seed, epoch, 1]), MaskingPrior(config.masking_prior, config.mask_max_rate)
     torch.manual_seed(config.seed * 1000 + epoch * 2 + 1)
-    lengths = [len(p.document) for p in data.train]
+    items = [(p.document, int(row)) for p, row in zip(data.train, data.train_rows)]  # (text, row of its person)
+    if config.profile_documents:
+        items += [(profile_pseudo_document(data.candidates[row].profile, rng), int(row)) for row in data.negative_rows]
+    lengths = [len(text) for text, _ in items]
     negatives = G[torch.from_numpy(data.negative_rows)]
     target_of = {int(r): i for i, r in enumerate(data.negative_rows)}
     model.train()
     losses = []
     for batch in tqdm(length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
                       desc=f"epoch {epoch} f", disable=not progress):
-        texts = [prior(data.train[i].document, rng, data.idf) for i in batch]
+        texts = [prior(items[i][0], rng, data.idf) for i in batch]
         embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
-        targets = torch.tensor([target_of[int(data.train_rows[i])] for i in batch], device=embeddings.device)
+        targets = torch.tensor([target_of[items[i][1]] for i in batch], device=embeddings.device)
         loss = nn.functional.cross_entropy(model.score_embeddings(embeddings, negatives), targets,
                                            label_smoothing=config.label_smoothing)
         _step(optimizer, loss, step, total_steps, config)
@@ -275,7 +286,8 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
         document_started = time.perf_counter()
         entry["loss"], _ = document_epoch(model, data, G, optimizers["document"], config, epoch,
                                           epoch * steps_per_epoch, config.epochs * steps_per_epoch, progress)
-        entry["document_sequences_per_second"] = round(len(data.train) / (time.perf_counter() - document_started), 1)
+        sequences = len(data.train) + (len(data.negative_rows) if config.profile_documents else 0)
+        entry["document_sequences_per_second"] = round(sequences / (time.perf_counter() - document_started), 1)
         entry["validation_top1"] = top1_accuracy(model, [p.document for p in data.validation], data.validation_rows, G)
         entry["validation_top1_masked"] = top1_accuracy(model, data.validation_masked, data.validation_rows, G)
         entry["seconds"] = round(time.perf_counter() - started, 1)
@@ -291,12 +303,14 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
 
 # %% ../nbs/05_training.ipynb #911e31a6
 _NOT_IN_RUN_KEY = ("num_threads", "max_validation_documents")  # they change speed or reporting, not the weights
+_LATER_OPTIONS = {"profile_documents": False}  # options added later: at these values they leave earlier runs' keys unchanged
 
 def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config: TrainingConfig,
                   artifacts_dir: str | Path | None = None, name: str = "bi_encoder") -> Path:
     "Where a run of these configurations on this dataset lives."
     ids = hashlib.sha256("\n".join(p.person_id for p in dataset.people).encode()).hexdigest()
-    learned = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_RUN_KEY}
+    learned = {k: v for k, v in asdict(config).items()
+               if k not in _NOT_IN_RUN_KEY and not (k in _LATER_OPTIONS and v == _LATER_OPTIONS[k])}
     key = json.dumps([asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True)
     return get_artifacts_dir(artifacts_dir) / "reidentifiers" / dataset.name / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
