@@ -276,7 +276,8 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
         logger.info("%s: resuming after epoch %d", directory, start - 1)
     else:
         G = cached_profile_embeddings(model, data.candidates, profile_cache_dir).to(model.device)
-    steps_per_epoch = math.ceil(len(data.train) / config.batch_size)
+    sequences = len(data.train) + (len(data.negative_rows) if config.profile_documents else 0)  # texts f trains on per epoch
+    steps_per_epoch = math.ceil(sequences / config.batch_size)
     for epoch in range(start, config.epochs):
         started, entry = time.perf_counter(), {"epoch": epoch}
         if epoch in config.profile_epochs:
@@ -286,7 +287,7 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
         document_started = time.perf_counter()
         entry["loss"], _ = document_epoch(model, data, G, optimizers["document"], config, epoch,
                                           epoch * steps_per_epoch, config.epochs * steps_per_epoch, progress)
-        sequences = len(data.train) + (len(data.negative_rows) if config.profile_documents else 0)
+        entry["learning_rate"] = optimizers["document"].param_groups[-1]["lr"]  # at the epoch's last step (0 only after the schedule's end)
         entry["document_sequences_per_second"] = round(sequences / (time.perf_counter() - document_started), 1)
         entry["validation_top1"] = top1_accuracy(model, [p.document for p in data.validation], data.validation_rows, G)
         entry["validation_top1_masked"] = top1_accuracy(model, data.validation_masked, data.validation_rows, G)
