@@ -20,34 +20,27 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 import torch
 
-from deid_nb.core import atomic_write, count_masks, count_words, get_artifacts_dir
-from deid_nb.data import linearise_profile, load_dataset
+from deid_nb import metrics
+from deid_nb.core import atomic_write, get_artifacts_dir
+from deid_nb.data import load_dataset
 from deid_nb.index import REIDENTIFIERS, NeuralReidentifier, load_reidentifier
-from deid_nb.masking import mask_fraction_of_types, mask_word_types, word_types
+from deid_nb.masking import mask_fraction_of_types
 from deid_nb.model import BiEncoder, BiEncoderConfig
 from deid_nb.training import run_directory
 
-def named_entity_masked(documents: list[str]) -> list[str]:
-    "The library's named-entity baseline (deid_nb.baselines: spaCy entities mapped to CoNLL PER/ORG/LOC/MISC, as the paper)."
-    from deid_nb.baselines import named_entity_redact
-    return named_entity_redact(list(documents))
-
-
-def lexical_masked(people) -> list[str]:
-    "Mask every document word type that appears in the person's profile (keys and values)."
-    return [mask_word_types(p.document, word_types(linearise_profile(p.profile))) for p in people]
-
-
 def conditions(people) -> dict[str, list[str]]:
+    "The test documents unmasked, with 30% of word types masked, and after the library's named-entity and lexical baselines."
+    from deid_nb.baselines import lexical_redact, named_entity_redact  # CoNLL-like entity types and profile values, as the paper
     documents = [p.document for p in people]
     return {"unmasked": documents,
             "30% types": [mask_fraction_of_types(d, 0.3, seed=0) for d in documents],
-            "named entity": named_entity_masked(documents),
-            "lexical": lexical_masked(people)}
+            "named entity": named_entity_redact(documents),
+            "lexical": [lexical_redact(p.document, p.profile) for p in people]}
 
 
 def percent_masked(original: list[str], masked: list[str]) -> float:
-    return 100 * sum(count_masks(m) for m in masked) / max(1, sum(count_words(o) for o in original))
+    "% of all words of the originals that are masks (corpus average)."
+    return metrics.percent_masked(masked, original, average="corpus")
 
 
 def main():

@@ -21,14 +21,13 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np
 import torch
 
-from deid_nb.core import atomic_write, count_masks, count_words, get_artifacts_dir
+import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
+from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import load_dataset
-from deid_nb.masking import mask_fraction_of_types
 from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
-from deid_nb.training import TrainingConfig, run_directory, train_bi_encoder
+from deid_nb.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
 
 VARIANTS: dict[str, tuple[dict, dict]] = {
     "default": ({}, {}),
@@ -49,33 +48,6 @@ VARIANTS: dict[str, tuple[dict, dict]] = {
     "epochs3_len96": ({"max_document_tokens": 96}, {"epochs": 3}),
     "epochs3_ca0_frozen0": ({}, {"epochs": 3, "profile_epochs": (0,), "frozen_layers": 0}),
 }
-
-
-def named_entity_masked(documents):
-    from deid_nb.baselines import named_entity_redact
-    return named_entity_redact(list(documents))
-
-
-def lexical_masked(people):
-    from deid_nb.baselines import lexical_redact
-    return [lexical_redact(p.document, p.profile) for p in people]
-
-
-def make_conditions(people) -> dict[str, list[str]]:
-    documents = [p.document for p in people]
-    return {"unmasked": documents, "30% types": [mask_fraction_of_types(d, 0.3, seed=0) for d in documents],
-            "named entity": named_entity_masked(documents), "lexical": lexical_masked(people)}
-
-
-def percent_masked(original, masked) -> float:
-    return 100 * sum(count_masks(m) for m in masked) / max(1, sum(count_words(o) for o in original))
-
-
-def top1(model: BiEncoder, documents, true_rows, G) -> float:
-    F = model.encode_documents(list(documents), batch_size=128, output="torch").to(G.device)
-    scores = F @ G.T
-    true = scores[torch.arange(len(scores)), torch.as_tensor(true_rows, device=G.device)]
-    return round(100 * float(((scores >= true[:, None]).sum(1) == 1).float().mean()), 1)
 
 
 def train_variant(dataset, name, model_overrides, training_overrides, device, threads):
@@ -113,7 +85,7 @@ def main():
     if args.conditions:
         conditions = json.loads(open(args.conditions).read())
     else:
-        conditions = make_conditions(people)
+        conditions = reid_accuracy.conditions(people)
     if args.write_conditions:
         with atomic_write(args.write_conditions) as f:
             json.dump(conditions, f)
@@ -122,7 +94,7 @@ def main():
     row_of = {p.person_id: i for i, p in enumerate(dataset.people)}
     true_rows = [row_of[p.person_id] for p in people]
     print(f"{args.dataset}: {len(people)} test documents vs {len(dataset)} profiles; % words masked: "
-          + ", ".join(f"{c} {percent_masked(conditions['unmasked'], d):.1f}" for c, d in conditions.items()), flush=True)
+          + ", ".join(f"{c} {reid_accuracy.percent_masked(conditions['unmasked'], d):.1f}" for c, d in conditions.items()), flush=True)
     results = []
     for name in args.variants:
         model_overrides, training_overrides = variants[name]
@@ -131,12 +103,11 @@ def main():
         model, record = train_variant(dataset, name, model_overrides, training_overrides, args.device,
                                       args.threads if args.device == "cpu" else None)
         G = model.encode_profiles([p.profile for p in dataset.people], batch_size=128, output="torch").to(args.device)
-        G = G * model.log_logit_scale.exp().detach().to(G.device)
         row = {"variant": name, "model": model_overrides, "training": training_overrides,
                "train_seconds": round(sum(e["seconds"] for e in record["history"]), 1),
                "validation": [(e["validation_top1"], e["validation_top1_masked"]) for e in record["history"]]}
         for condition, texts in conditions.items():
-            row[condition] = top1(model, texts, true_rows, G)
+            row[condition] = round(100 * top1_accuracy(model, texts, true_rows, G), 1)
         results.append(row)
         print(f"{name:22s} " + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
               + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)
