@@ -5,7 +5,8 @@ Each search runs once per document, to the largest K; every smaller K is read of
 
     DEID_NB_DATA=/work/shared/data .venv/bin/python benchmarks/search_speed.py --n-docs 10 --ks 1 10
 
-The approximate search is pruned at every K of `--ks` (`prune=ks`; `--no-prune` to switch it off); `--top-m` takes one
+The approximate search (ranking `--ranking`, "auto" by default: the last-layer estimate for BERT-style bi-encoders) is pruned at every
+K of `--ks` when `--prune yes`, or by default when its ranking is not the last-layer one; `--top-m` takes one
 shortlist size or a schedule (e.g. `--top-m 1000 2`: every candidate at the first step, two after).
 
 Prints documents/minute for each search and the ratios, checks that the exact search's masks equal TextAttack's,
@@ -22,7 +23,8 @@ import torch
 
 from deid_nb.core import get_artifacts_dir, get_logger
 from deid_nb.data import load_dataset
-from deid_nb.search import approximate_search, approximate_search_many, document_window, greedy_search, split_windows
+from deid_nb.search import (APPROXIMATE_RANKINGS, approximate_search, approximate_search_many, document_window, greedy_search,
+                            resolve_ranking, split_windows)
 from deid_nb.search_textattack import textattack_search
 
 logger = get_logger("deid_nb.benchmarks")
@@ -70,10 +72,12 @@ def main():
     parser.add_argument("--model", default="nn_uniform", help="registry name (deid_nb.index); zero-shot MiniLM if untrained")
     parser.add_argument("--n-docs", type=int, default=12)
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 10, 100])
-    parser.add_argument("--top-m", type=int, nargs="+", default=[3], help="shortlist size, or a schedule per step")
-    parser.add_argument("--no-prune", action="store_true", help="do not prune the approximate masks")
+    parser.add_argument("--top-m", type=int, nargs="+", default=None,
+                        help="shortlist size, or a schedule per step (default: 1 for the last-layer ranking, else 3)")
+    parser.add_argument("--prune", choices=["auto", "yes", "no"], default="auto",
+                        help="prune the approximate masks at every K of --ks (auto: as the search's default for its ranking)")
     parser.add_argument("--skip-single", action="store_true", help="skip the approximate search one document at a time")
-    parser.add_argument("--ranking", default="auto", choices=["auto", "pooled", "lazy"])
+    parser.add_argument("--ranking", default="auto", choices=list(APPROXIMATE_RANKINGS))
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (1: on a shared 2-core machine, 2 threads stall ~1 s per forward pass)")
@@ -98,10 +102,13 @@ def main():
             textattack_search, documents, ids, reidentifier, max_k=max_k, batch_size=args.batch_size)
     results["exact"], seconds["exact"] = run(greedy_search, documents, ids, reidentifier, max_k=max_k,
                                              batch_size=args.batch_size)
-    top_m = args.top_m[0] if len(args.top_m) == 1 else tuple(args.top_m)
-    prune = False if args.no_prune else list(args.ks)
-    approximate = dict(max_k=max_k, top_m=top_m, ranking=args.ranking, batch_size=args.batch_size, prune=prune)
-    label = f"approximate ({args.ranking}, top_m={top_m}{', pruned' if prune else ''})"
+    ranking = resolve_ranking(reidentifier, args.ranking)
+    top_m = None if args.top_m is None else args.top_m[0] if len(args.top_m) == 1 else tuple(args.top_m)
+    top_m = (1 if ranking == "last_layer" else 3) if top_m is None else top_m
+    pruned = args.prune == "yes" or (args.prune == "auto" and ranking != "last_layer")
+    prune = list(args.ks) if pruned else False
+    approximate = dict(max_k=max_k, top_m=top_m, ranking=ranking, batch_size=args.batch_size, prune=prune)
+    label = f"approximate ({ranking}, top_m={top_m}{', pruned' if prune else ''})"
     if not args.skip_single:
         single = f"{label}, one doc at a time"
         results[single], seconds[single] = run(approximate_search, documents, ids, reidentifier, **approximate)

@@ -276,7 +276,11 @@ def trajectory_from_dict(data: dict):
 # %% ../nbs/10_analysis.ipynb #f0ac1f12
 def _trajectory_cache(reidentifier, dataset: str, profile, search: str, max_k, search_kwargs: dict) -> Path:
     model = Path(str(getattr(reidentifier, "cache_dir", None) or "untrained")).name
-    key = hashlib.sha256(json.dumps([model, search, max_k, sorted(search_kwargs.items())], default=str).encode()).hexdigest()[:10]
+    identity = [model, search, max_k, sorted(search_kwargs.items())]
+    if search == "approximate":  # which estimate "auto" resolves to (searches made with an older default are redone)
+        from deid_nb.search import resolve_ranking
+        identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
+    key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]
     return results_dir(dataset, profile) / f"trajectories_{reidentifier.name}_{search}_k{max_k}_{key}.json"
 
 def nn_deid_trajectories(people: Sequence[Person], # whose documents to de-identify (ids must be candidates of the model)

@@ -22,9 +22,9 @@ logger = get_logger("deid_nb.search")
 # %% auto #0
 __all__ = ['logger', 'UNIT_PATTERN', 'UNITS', 'APPROXIMATE_RANKINGS', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'Units',
            'candidate_maskings', 'goal_scores', 'goal_met', 'SearchStep', 'Trajectory', 'greedy_search', 'TokenStates',
-           'token_states', 'pooled_deletion_scores', 'score_with_states', 'approximate_search_many',
-           'approximate_search', 'prune_trajectories', 'document_window', 'visible_units', 'split_windows',
-           'Certificate', 'Deidentified', 'deidentify']
+           'token_states', 'pooled_deletion_scores', 'last_layer_deletion_scores', 'resolve_ranking',
+           'score_with_states', 'approximate_search_many', 'approximate_search', 'prune_trajectories',
+           'document_window', 'visible_units', 'split_windows', 'Certificate', 'Deidentified', 'deidentify']
 
 # %% ../nbs/07_search.ipynb #b6f35343
 UNIT_PATTERN = re.compile("|".join(re.escape(m) for m in MASK_ALIASES) + r"|\b\w+\b")
@@ -277,8 +277,11 @@ class TokenStates:
     "A text's final hidden states, one row per token, and the unit each token belongs to (-1: special tokens)."
     hidden: torch.Tensor  # (n_tokens, width)
     unit_of: np.ndarray  # (n_tokens,)
+    before_last: torch.Tensor | None = None  # (n_tokens, width): the input of the encoder's last layer, when asked for
 
-def token_states(reidentifier: Reidentifier, texts: Sequence[str], batch_size: int = 64) -> list[TokenStates]:
+def token_states(reidentifier: Reidentifier, texts: Sequence[str], batch_size: int = 64,
+                 before_last: bool = False, # also keep the last layer's input (for `last_layer_deletion_scores`)
+                ) -> list[TokenStates]:
     "Token states of each text: batched forward passes through the re-identifier's document encoder (a mean-pooling bi-encoder)."
     parts = _bi_encoder_parts(reidentifier)
     if parts is None:
@@ -295,8 +298,11 @@ def token_states(reidentifier: Reidentifier, texts: Sequence[str], batch_size: i
                           return_offsets_mapping=True)
         offsets, lengths = batch.pop("offset_mapping"), batch["attention_mask"].sum(1).tolist()
         with torch.inference_mode():
-            hidden = model.document_encoder(**{k: v.to(model.device) for k, v in batch.items()}).last_hidden_state.float()
-        states += [TokenStates(hidden[i, :n], _token_units(t, offsets[i, :n].tolist())) for i, (t, n) in enumerate(zip(chunk, lengths))]
+            output = model.document_encoder(**{k: v.to(model.device) for k, v in batch.items()}, output_hidden_states=before_last)
+        hidden = output.last_hidden_state.float()
+        inputs = output.hidden_states[-2].float() if before_last else None
+        states += [TokenStates(hidden[i, :n], _token_units(t, offsets[i, :n].tolist()), None if inputs is None else inputs[i, :n])
+                   for i, (t, n) in enumerate(zip(chunk, lengths))]
     return states
 
 # %% ../nbs/07_search.ipynb #522e28e2
@@ -319,8 +325,102 @@ def pooled_deletion_scores(reidentifier: Reidentifier, states: TokenStates, true
         scores = model.score_embeddings(embedding, profiles.to(embedding.dtype)).float().cpu().numpy()
     return goal_scores(scores, column)
 
+# %% ../nbs/07_search.ipynb #b1a7e002
+def _bert_last_layer(model: BiEncoder):
+    "The document encoder's last layer when it is a BERT-style layer (query/key/value self-attention, absolute positions), else None."
+    layers = getattr(getattr(model.document_encoder, "encoder", None), "layer", None)
+    layer = layers[-1] if layers is not None and len(layers) else None
+    attention = getattr(getattr(layer, "attention", None), "self", None)
+    if attention is None or not all(hasattr(attention, n) for n in ("query", "key", "value", "num_attention_heads")):
+        return None
+    if getattr(attention, "position_embedding_type", "absolute") != "absolute" or not hasattr(layer, "intermediate"):
+        return None
+    return layer
+
+def _estimate_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
+    "`dtype`, with 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
+    if dtype != "auto":
+        return getattr(torch, dtype) if isinstance(dtype, str) else dtype
+    if device.type == "cuda":
+        return torch.bfloat16
+    supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return torch.bfloat16 if device.type == "cpu" and supported is not None and supported() else torch.float32
+
+_LAYER_COPIES: dict = {}
+
+def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
+    "`layer` itself (float32) or a cached copy in `dtype`, refreshed when the layer's weights change."
+    if dtype == torch.float32:
+        return layer
+    version = tuple(p._version for p in layer.parameters()) + tuple(p.data_ptr() for p in layer.parameters())
+    key = (id(layer), dtype)
+    if key not in _LAYER_COPIES or _LAYER_COPIES[key][0] != version:
+        import copy
+        _LAYER_COPIES[key] = (version, copy.deepcopy(layer).to(dtype).eval())
+    return _LAYER_COPIES[key][1]
+
+# %% ../nbs/07_search.ipynb #b1a7e003
+def last_layer_deletion_scores(reidentifier: Reidentifier, states: TokenStates, true_id: str,
+                               candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions), as `candidate_maskings`
+                               deleted: Iterable[int] = (), # units masked since `states` was computed
+                               rows: int | None = 64, # tokens whose last layer is recomputed per candidate (None: all)
+                               dtype: str | torch.dtype = "auto", # precision of that recomputation ("auto": see above)
+                              ) -> np.ndarray:
+    "Estimated goal score of each candidate masking: its word pieces deleted from the last layer's attention and from the mean."
+    model, profiles = _bi_encoder_parts(reidentifier)
+    layer = _bert_last_layer(model)
+    if layer is None or states.before_last is None:
+        raise ValueError(f"{reidentifier!r}: the last-layer estimate needs a BERT-style encoder and token states with "
+                         "`before_last` (token_states(..., before_last=True))")
+    column, unit_of = int(reidentifier.columns([true_id])[0]), states.unit_of
+    x, final = states.before_last, states.hidden
+    n_tokens, n = len(unit_of), len(candidates)
+    self_attention, deleted = layer.attention.self, list(deleted)
+    heads, head_size = self_attention.num_attention_heads, self_attention.attention_head_size
+    gone = [np.flatnonzero(np.isin(unit_of, list(positions) + deleted)) for _, positions in candidates]
+    width = max([len(g) for g in gone] + [1])
+    index, present = torch.zeros(n, width, dtype=torch.long), torch.zeros(n, width)
+    keep = torch.ones(n, n_tokens)
+    for c, g in enumerate(gone):
+        index[c, :len(g)], present[c, :len(g)], keep[c, torch.from_numpy(g)] = torch.from_numpy(g), 1.0, 0.0
+    index, present, keep = index.to(x.device), present.to(x.device), keep.to(x.device)
+    with torch.inference_mode():
+        split = lambda t: t.view(n_tokens, heads, head_size).transpose(0, 1)  # (heads, tokens, head_size)
+        q, k, v = (split(getattr(self_attention, name)(x)) for name in ("query", "key", "value"))
+        attention = torch.softmax(q @ k.transpose(1, 2) / head_size ** 0.5, dim=-1)  # (heads, tokens, tokens)
+        context = attention @ v
+        on_gone = attention[:, :, index] * present  # (heads, tokens, candidates, width)
+        moved = on_gone.sum(-1).permute(2, 0, 1)  # (candidates, heads, tokens): attention mass on the deleted tokens
+        removed = torch.einsum("htcw,hcwd->chtd", on_gone, v[:, index])
+        context = (context - removed) / (1 - moved).clamp(min=1e-6)[..., None]  # renormalised without the deleted keys
+        count = min(rows or n_tokens, n_tokens)
+        chosen = (moved.sum(1) * keep).topk(count, dim=1).indices  # (candidates, rows): the tokens that moved most
+        context = context.permute(0, 2, 1, 3).reshape(n, n_tokens, heads * head_size)
+        context = context.gather(1, chosen[..., None].expand(-1, -1, heads * head_size))
+        cheap = _layer_in(layer, _estimate_dtype(dtype, x.device))
+        kind = next(cheap.parameters()).dtype
+        attended = cheap.attention.output(context.to(kind), x[chosen].to(kind))
+        recomputed = cheap.output(cheap.intermediate(attended), attended).float()
+        total = keep @ final + ((recomputed - final[chosen]) * keep.gather(1, chosen)[..., None]).sum(1)
+        embedding = model.document_projection(total / keep.sum(1, keepdim=True).clamp(min=1.0))
+        if model.config.normalize:
+            embedding = torch.nn.functional.normalize(embedding, dim=-1)
+        scores = model.score_embeddings(embedding, profiles.to(embedding.dtype)).float().cpu().numpy()
+    return goal_scores(scores, column)
+
 # %% ../nbs/07_search.ipynb #eb7b9716
-APPROXIMATE_RANKINGS = ("auto", "pooled", "lazy")
+APPROXIMATE_RANKINGS = ("auto", "last_layer", "pooled", "lazy")
+
+def resolve_ranking(reidentifier: Reidentifier, ranking: str = "auto") -> str:
+    "The ranking `approximate_search_many` uses: `ranking`, or for 'auto' the best one `reidentifier` allows."
+    if ranking not in APPROXIMATE_RANKINGS:
+        raise ValueError(f"unknown ranking {ranking!r}; choose one of {APPROXIMATE_RANKINGS}")
+    if ranking != "auto":
+        return ranking
+    parts = _bi_encoder_parts(reidentifier)
+    if parts is None:
+        return "lazy"
+    return "last_layer" if _bert_last_layer(parts[0]) is not None else "pooled"
 
 def _top_m_at(top_m: int | Sequence[int], step: int) -> int:
     "The shortlist size at (0-based) `step`: `top_m`, or its schedule's entry (the last one repeating)."
@@ -333,7 +433,7 @@ class _Shortlister:
         self.refresh_every, self.age, self.step, self.gains, self.states = refresh_every, 0, 0, {}, None
 
     def update_states(self, states: TokenStates, masked: set):
-        "Pooled: the token states of the current text (kept when `refresh_every` steps have passed since the last ones)."
+        "Pooled / last layer: the token states of the current text (kept when `refresh_every` steps have passed since the last ones)."
         self.age += self.states is not None
         if self.states is None or self.age >= self.refresh_every:
             self.states, self.masked_at_states, self.age = states, set(masked), 0
@@ -350,15 +450,17 @@ class _Shortlister:
         else:
             if top_m >= len(candidates):
                 return candidates
-            estimate = pooled_deletion_scores(self.reidentifier, self.states, self.true_id, candidates,
-                                              deleted=masked - self.masked_at_states)
+            estimator = last_layer_deletion_scores if self.ranking == "last_layer" else pooled_deletion_scores
+            estimate = estimator(self.reidentifier, self.states, self.true_id, candidates, deleted=masked - self.masked_at_states)
         return [candidates[i] for i in np.argsort(-estimate, kind="stable")[:top_m]]
 
 # %% ../nbs/07_search.ipynb #76de34ca
-def score_with_states(reidentifier: Reidentifier, texts: Sequence[str], batch_size: int | None = 64) -> tuple[np.ndarray, list[TokenStates]]:
+def score_with_states(reidentifier: Reidentifier, texts: Sequence[str], batch_size: int | None = 64,
+                      before_last: bool = False, # also keep the last layer's input (see `token_states`)
+                     ) -> tuple[np.ndarray, list[TokenStates]]:
     "Scores of `texts` (as `reidentifier.score`, up to float rounding) and their token states, from one forward pass each."
     model, profiles = _bi_encoder_parts(reidentifier)
-    states = token_states(reidentifier, texts, batch_size or 64)
+    states = token_states(reidentifier, texts, batch_size or 64, before_last=before_last)
     if not states:
         return np.zeros((0, len(reidentifier.candidate_ids)), dtype=np.float32), states
     with torch.inference_mode():
@@ -380,28 +482,28 @@ class _Progress:
     masked: set = field(default_factory=set)
 
 def _score(reidentifier, texts, batch_size, ranking):
-    "(scores, token states or None): token states only for the pooled ranking."
-    if ranking == "pooled":
-        return score_with_states(reidentifier, texts, batch_size)
+    "(scores, token states or None): token states only for the pooled and last-layer rankings."
+    if ranking in ("pooled", "last_layer"):
+        return score_with_states(reidentifier, texts, batch_size, before_last=ranking == "last_layer")
     return _score_in_chunks(reidentifier, texts, batch_size), None
 
 def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], reidentifier: Reidentifier,
                             max_k: int | None = None, # stop once the true profile's rank ≥ max_k
                             unit: str = "type", # "type" or "token"
                             allowed: Iterable[int] | None = None, # unit positions the search may mask (every document)
-                            top_m: int | Sequence[int] = 3, # candidates scored exactly per step, or a schedule (see above)
-                            ranking: str = "auto", # "pooled" (bi-encoders), "lazy" (any model), "auto": pooled when possible
-                            refresh_every: int | None = None, # new token states ("pooled"; None: every step) / score everything ("lazy"; None: never) every this many steps
-                            prune: bool | Sequence[int] = True, # prune the masks for max_k (True), for these Ks, or not (False)
+                            top_m: int | Sequence[int] | None = None, # candidates scored exactly per step, or a schedule (see above); None: 1 for "last_layer", else 3
+                            ranking: str = "auto", # "last_layer" / "pooled" (bi-encoders), "lazy" (any model), "auto": see `resolve_ranking`
+                            refresh_every: int | None = None, # new token states ("last_layer", "pooled"; None: every step) / score everything ("lazy"; None: never) every this many steps
+                            prune: bool | Sequence[int] | None = None, # prune the masks for max_k (True), for these Ks, or not (False); None: not for "last_layer", else True
                             batch_size: int | None = 256, # documents per `score` call
                            ) -> list[Trajectory]:
-    "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, then pruned; exact ranks."
-    if ranking not in APPROXIMATE_RANKINGS:
-        raise ValueError(f"unknown ranking {ranking!r}; choose one of {APPROXIMATE_RANKINGS}")
-    ranking = ("pooled" if _bi_encoder_parts(reidentifier) is not None else "lazy") if ranking == "auto" else ranking
+    "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, optionally pruned; exact ranks."
+    ranking = resolve_ranking(reidentifier, ranking)
+    top_m = (1 if ranking == "last_layer" else 3) if top_m is None else top_m
+    prune = (ranking != "last_layer") if prune is None else prune
     columns = reidentifier.columns(list(true_ids))
     scores, states = _score(reidentifier, list(documents), batch_size, ranking)
-    refresh = refresh_every if refresh_every is not None else (1 if ranking == "pooled" else None)
+    refresh = refresh_every if refresh_every is not None else (None if ranking == "lazy" else 1)
     schedule = top_m if np.isscalar(top_m) else tuple(int(m) for m in top_m)
     method = f"approximate({ranking}, top_m={schedule}, refresh_every={refresh}{', pruned' if prune is not False else ''})"
     searches = [_Progress(Units.of(d), int(c), Trajectory(d, i, unit, method, _rank(row, c), float(goal_scores(row, c)[0]),

@@ -85,3 +85,23 @@ def test_top_m_schedule_starts_like_greedy(people, toy):
     exact = greedy_search(person.document, person.person_id, toy, max_k=5)
     scheduled = approximate_search(person.document, person.person_id, toy, max_k=5, top_m=(10_000, 1), prune=False)
     assert scheduled.steps[0].word == exact.steps[0].word and all(s.evaluated == 1 for s in scheduled.steps[1:])
+
+
+def test_last_layer_ranking_on_a_tiny_bi_encoder(people):
+    "The default ranking for a BERT-style bi-encoder: lockstep = one at a time, exact ranks, certificates hold."
+    import torch
+    from deid_nb.index import NeuralReidentifier
+    from deid_nb.model import BiEncoder, tiny_config
+    from deid_nb.search import resolve_ranking
+    torch.manual_seed(1)
+    tiny = NeuralReidentifier(BiEncoder(tiny_config()), people, "tiny")
+    assert resolve_ranking(tiny) == "last_layer"
+    documents, ids = [p.document for p in people[:4]], [p.person_id for p in people[:4]]
+    together = approximate_search_many(documents, ids, tiny, max_k=4)
+    alone = [approximate_search(d, i, tiny, max_k=4) for d, i in zip(documents, ids)]
+    assert [[s.positions for s in t.steps] for t in together] == [[s.positions for s in t.steps] for t in alone]
+    for t in together:
+        assert t.method.startswith("approximate(last_layer, top_m=1") and not t.pruned
+        assert tiny.ranks(t.masked_text_at_step(len(t)), t.true_id) == t.ranks[-1]
+    results = deidentify(people[:4], None, tiny, k=4, search="approximate")
+    assert all(r.certificate.goal_met for r in results)
