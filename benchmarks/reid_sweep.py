@@ -47,6 +47,9 @@ VARIANTS: dict[str, tuple[dict, dict]] = {
     "epochs3_bs16": ({}, {"epochs": 3, "batch_size": 16}),
     "epochs3_len96": ({"max_document_tokens": 96}, {"epochs": 3}),
     "epochs3_ca0_frozen0": ({}, {"epochs": 3, "profile_epochs": (0,), "frozen_layers": 0}),
+    # the registry's nn_uniform recipe (384-d, two epochs), and the same with the lexical_mix prior (deid_nb.masking)
+    "d384_epochs2": ({"embedding_dim": None}, {"epochs": 2}),
+    "d384_epochs2_lexical_mix": ({"embedding_dim": None}, {"epochs": 2, "masking_prior": "lexical_mix"}),
 }
 
 

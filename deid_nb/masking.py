@@ -60,21 +60,32 @@ def word_idf(word: str, idf: Mapping[str, float]) -> float:
     return value if value is not None else max(idf.values(), default=0.0)
 
 # %% ../nbs/02_masking.ipynb #10b701e6
-MASKING_PRIORS = ("uniform", "idf", "none")
+MASKING_PRIORS = ("uniform", "idf", "lexical_mix", "none")
 
 @dataclass
 class MaskingPrior:
     "The random word-type masking applied to training documents."
-    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "none": no masking
+    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "lexical_mix": see below; "none": no masking
     max_rate: float = 1.0  # p ~ U(0, max_rate)
+    lexical_share: float = 0.5  # "lexical_mix": how often the profile's words are masked first
 
     def __post_init__(self):
         if self.kind not in MASKING_PRIORS:
             raise ValueError(f"unknown masking prior {self.kind!r}; choose one of {MASKING_PRIORS}")
 
-    def __call__(self, text: str, rng: np.random.Generator, idf: Mapping[str, float] | None = None) -> str:
-        "Mask round(p × #types) word types of `text`, p ~ U(0, max_rate)."
-        return sample_masked_document(text, rng, self.kind, idf, self.max_rate)
+    def __call__(self, text: str, rng: np.random.Generator, idf: Mapping[str, float] | None = None,
+                 profile: Mapping[str, str] | None = None, # the document's profile ("lexical_mix" only)
+                ) -> str:
+        "Mask round(p × #types) word types of `text`, p ~ U(0, max_rate) (for 'lexical_mix': see below)."
+        if self.kind != "lexical_mix":
+            return sample_masked_document(text, rng, self.kind, idf, self.max_rate)
+        if profile is None:
+            raise ValueError("the 'lexical_mix' masking prior needs the document's profile")
+        if rng.random() < self.lexical_share:  # the lexical baseline's masks, then p ~ U(0, max_rate / 2) of the rest
+            in_profile = {t for value in profile.values() for t in word_types(str(value))}
+            text = mask_word_types(text, set(word_types(text)) & in_profile)
+            return sample_masked_document(text, rng, "uniform", idf, self.max_rate / 2)
+        return sample_masked_document(text, rng, "uniform", idf, self.max_rate)
 
 # %% ../nbs/02_masking.ipynb #aa71174e
 def sample_masked_document(text: str, rng: np.random.Generator, prior: str = "uniform",

@@ -43,7 +43,7 @@ class TrainingConfig:
     weight_decay: float = 0.01
     warmup_fraction: float = 0.06  # linear warm-up, then linear decay to 0
     label_smoothing: float = 0.1  # paper: 0.01–0.1
-    masking_prior: str = "uniform"  # "uniform", "idf" or "none" (see deid_nb.masking.MaskingPrior)
+    masking_prior: str = "uniform"  # "uniform", "idf", "lexical_mix" or "none" (see deid_nb.masking.MaskingPrior)
     mask_max_rate: float = 1.0  # p ~ U(0, mask_max_rate)
     profile_epochs: tuple[int, ...] = ()  # coordinate ascent: 0-based epochs that first train g and recompute G (paper: early epochs)
     train_document_encoder: bool = True  # False: only the projection and scale of f learn
@@ -170,7 +170,7 @@ def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimi
     losses = []
     for batch in tqdm(length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
                       desc=f"epoch {epoch} f", disable=not progress):
-        texts = [prior(items[i][0], rng, data.idf) for i in batch]
+        texts = [prior(items[i][0], rng, data.idf, profile=data.candidates[items[i][1]].profile) for i in batch]
         embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
         targets = torch.tensor([target_of[items[i][1]] for i in batch], device=embeddings.device)
         loss = nn.functional.cross_entropy(model.score_embeddings(embeddings, negatives), targets,
