@@ -5,7 +5,9 @@
 # %% ../nbs/07_search.ipynb #5157d6d1
 from __future__ import annotations
 
+import copy
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -346,18 +348,17 @@ def _estimate_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dty
     supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
     return torch.bfloat16 if device.type == "cpu" and supported is not None and supported() else torch.float32
 
-_LAYER_COPIES: dict = {}
+_LAYER_COPIES = weakref.WeakKeyDictionary()  # layer → {dtype: (weights version, copy)}; gone with the layer
 
 def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
-    "`layer` itself (float32) or a cached copy in `dtype`, refreshed when the layer's weights change."
+    "`layer` itself (float32) or a cached copy in `dtype`, refreshed when the layer's weights change (e.g. training)."
     if dtype == torch.float32:
         return layer
-    version = tuple(p._version for p in layer.parameters()) + tuple(p.data_ptr() for p in layer.parameters())
-    key = (id(layer), dtype)
-    if key not in _LAYER_COPIES or _LAYER_COPIES[key][0] != version:
-        import copy
-        _LAYER_COPIES[key] = (version, copy.deepcopy(layer).to(dtype).eval())
-    return _LAYER_COPIES[key][1]
+    version = tuple((p.data_ptr(), p._version) for p in layer.parameters())
+    copies = _LAYER_COPIES.setdefault(layer, {})
+    if dtype not in copies or copies[dtype][0] != version:
+        copies[dtype] = (version, copy.deepcopy(layer).to(dtype).eval())
+    return copies[dtype][1]
 
 # %% ../nbs/07_search.ipynb #b1a7e003
 def last_layer_deletion_scores(reidentifier: Reidentifier, states: TokenStates, true_id: str,
