@@ -23,8 +23,8 @@ import torch
 
 from deid_nb.core import get_artifacts_dir, get_logger
 from deid_nb.data import load_dataset
-from deid_nb.search import (APPROXIMATE_RANKINGS, approximate_search, approximate_search_many, document_window, greedy_search,
-                            resolve_ranking, split_windows)
+from deid_nb.search import (APPROXIMATE_RANKINGS, approximate_defaults, approximate_search, approximate_search_many,
+                            document_window, greedy_search, resolve_ranking, split_windows)
 from deid_nb.search_textattack import textattack_search
 
 logger = get_logger("deid_nb.benchmarks")
@@ -104,8 +104,9 @@ def main():
                                              batch_size=args.batch_size)
     ranking = resolve_ranking(reidentifier, args.ranking)
     top_m = None if args.top_m is None else args.top_m[0] if len(args.top_m) == 1 else tuple(args.top_m)
-    top_m = (1 if ranking == "last_layer" else 3) if top_m is None else top_m
-    pruned = args.prune == "yes" or (args.prune == "auto" and ranking != "last_layer")
+    defaults = approximate_defaults(ranking)
+    top_m = defaults["top_m"] if top_m is None else top_m
+    pruned = args.prune == "yes" or (args.prune == "auto" and defaults["prune"])
     prune = list(args.ks) if pruned else False
     approximate = dict(max_k=max_k, top_m=top_m, ranking=ranking, batch_size=args.batch_size, prune=prune)
     label = f"approximate ({ranking}, top_m={top_m}{', pruned' if prune else ''})"

@@ -25,8 +25,9 @@ logger = get_logger("deid_nb.search")
 __all__ = ['logger', 'UNIT_PATTERN', 'UNITS', 'APPROXIMATE_RANKINGS', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'Units',
            'candidate_maskings', 'goal_scores', 'goal_met', 'SearchStep', 'Trajectory', 'greedy_search', 'TokenStates',
            'token_states', 'pooled_deletion_scores', 'last_layer_deletion_scores', 'resolve_ranking',
-           'score_with_states', 'approximate_search_many', 'approximate_search', 'prune_trajectories',
-           'document_window', 'visible_units', 'split_windows', 'Certificate', 'Deidentified', 'deidentify']
+           'score_with_states', 'approximate_defaults', 'approximate_search_many', 'approximate_search',
+           'prune_trajectories', 'document_window', 'visible_units', 'split_windows', 'Certificate', 'Deidentified',
+           'deidentify']
 
 # %% ../nbs/07_search.ipynb #b6f35343
 UNIT_PATTERN = re.compile("|".join(re.escape(m) for m in MASK_ALIASES) + r"|\b\w+\b")
@@ -333,7 +334,7 @@ def _bert_last_layer(model: BiEncoder):
     layers = getattr(getattr(model.document_encoder, "encoder", None), "layer", None)
     layer = layers[-1] if layers is not None and len(layers) else None
     attention = getattr(getattr(layer, "attention", None), "self", None)
-    if attention is None or not all(hasattr(attention, n) for n in ("query", "key", "value", "num_attention_heads")):
+    if attention is None or not all(hasattr(attention, n) for n in ("query", "key", "value", "num_attention_heads", "attention_head_size")):
         return None
     if getattr(attention, "position_embedding_type", "absolute") != "absolute" or not hasattr(layer, "intermediate"):
         return None
@@ -482,6 +483,10 @@ class _Progress:
     shortlist: _Shortlister
     masked: set = field(default_factory=set)
 
+def approximate_defaults(ranking: str) -> dict:
+    "The shortlist size and pruning `approximate_search_many` uses for a (resolved) ranking when not told otherwise."
+    return {"top_m": 1, "prune": False} if ranking == "last_layer" else {"top_m": 3, "prune": True}
+
 def _score(reidentifier, texts, batch_size, ranking):
     "(scores, token states or None): token states only for the pooled and last-layer rankings."
     if ranking in ("pooled", "last_layer"):
@@ -500,8 +505,8 @@ def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], r
                            ) -> list[Trajectory]:
     "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, optionally pruned; exact ranks."
     ranking = resolve_ranking(reidentifier, ranking)
-    top_m = (1 if ranking == "last_layer" else 3) if top_m is None else top_m
-    prune = (ranking != "last_layer") if prune is None else prune
+    defaults = approximate_defaults(ranking)
+    top_m, prune = defaults["top_m"] if top_m is None else top_m, defaults["prune"] if prune is None else prune
     columns = reidentifier.columns(list(true_ids))
     scores, states = _score(reidentifier, list(documents), batch_size, ranking)
     refresh = refresh_every if refresh_every is not None else (None if ranking == "lazy" else 1)
