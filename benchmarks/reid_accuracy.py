@@ -2,7 +2,9 @@
 
 For each dataset: test documents, every profile of the dataset as a candidate; documents unmasked, with 30% of
 word types masked, after named-entity masking and after lexical masking (every document word that appears in the
-profile). Trains a model the first time (cached in the artifacts directory), then loads it.
+profile). Where profiles have a birth_date (WikiBio-2000) it also probes one exact fact alone: documents
+'<mask> <mask> born DATE is a <mask>.' (column 'birth date only'). Trains a model the first time (cached in the
+artifacts directory), then loads it.
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/reid_accuracy.py --datasets wikibio_2000 wikibio_mini \
         --models nn_uniform nn_idf nn_compact bm25 --zero-shot
@@ -38,6 +40,16 @@ def conditions(people) -> dict[str, list[str]]:
             "lexical": [lexical_redact(p.document, p.profile) for p in people]}
 
 
+def birth_date_probe(people, candidates) -> tuple[list[str], list[str], float]:
+    """One exact fact alone: '<mask> <mask> born BIRTH_DATE is a <mask>.' for each person whose profile has a birth_date
+    (WikiBio-2000's infoboxes), their ids, and the share of those dates that no other candidate shares."""
+    from collections import Counter
+    dated = [p for p in people if p.profile.get("birth_date", "").strip()]
+    counts = Counter(p.profile.get("birth_date", "").strip() for p in candidates)
+    unique = float(np.mean([counts[p.profile["birth_date"].strip()] == 1 for p in dated])) if dated else float("nan")
+    return [f"<mask> <mask> born {p.profile['birth_date']} is a <mask>." for p in dated], [p.person_id for p in dated], unique
+
+
 def percent_masked(original: list[str], masked: list[str]) -> float:
     "% of all words of the originals that are masks (corpus average)."
     return metrics.percent_masked(masked, original, average="corpus")
@@ -60,6 +72,10 @@ def main():
         true_ids = [p.person_id for p in people]
         documents = conditions(people)
         masked_share = {c: percent_masked(documents["unmasked"], d) for c, d in documents.items()}
+        probe_texts, probe_ids, unique = birth_date_probe(people, dataset.people)
+        if probe_texts:
+            print(f"birth date only: {len(probe_texts)} documents '<mask> <mask> born DATE is a <mask>.', "
+                  f"{100 * unique:.1f}% of those dates belong to one candidate only", flush=True)
         print(f"\n{dataset_name}: {len(people)} {args.split} documents, {len(dataset)} candidates; % words masked: "
               + ", ".join(f"{c} {v:.1f}" for c, v in masked_share.items()), flush=True)
         models = (["zero_shot"] if args.zero_shot else []) + list(args.models)
@@ -81,9 +97,12 @@ def main():
                 scored = time.perf_counter()
                 row[condition] = round(100 * float(np.mean(reidentifier.ranks(texts, true_ids) == 0)), 1)
                 row[f"{condition} docs/s"] = round(len(texts) / (time.perf_counter() - scored), 1)
+            if probe_texts:  # can the re-identifier match an exact date, the kind of fact that survives named-entity masking?
+                row["birth date only"] = round(100 * float(np.mean(reidentifier.ranks(probe_texts, probe_ids) == 0)), 1)
             row["percent_masked"] = {c: round(v, 1) for c, v in masked_share.items()}
             results.append(row)
             print(f"  {name:12s} top-1 %: " + " / ".join(f"{c} {row[c]}" for c in documents)
+                  + (f" / birth date only {row['birth date only']}" if probe_texts else "")
                   + f"   (train {train_seconds} s, load {load_seconds:.0f} s, {row['unmasked docs/s']} docs/s)", flush=True)
     output = args.output or get_artifacts_dir() / "benchmarks" / "reid_accuracy.json"
     with atomic_write(output) as f:

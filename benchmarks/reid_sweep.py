@@ -4,7 +4,8 @@ Each variant is (BiEncoderConfig overrides, TrainingConfig overrides). For every
 dataset's training people (cached under <artifacts>/reidentifiers/<dataset>/sweep_<variant>-…, so a rerun only
 evaluates) and prints top-1 accuracy of the test documents against ALL profiles of the dataset: unmasked, 30% of word
 types masked, named-entity masking (deid_nb.baselines.named_entity_redact: CoNLL-like PER/ORG/LOC/MISC, as the paper)
-and lexical masking (deid_nb.baselines.lexical_redact), plus the training time.
+and lexical masking (deid_nb.baselines.lexical_redact), plus the training time. Where profiles have a birth_date
+(WikiBio-2000) it also probes one exact fact alone: '<mask> <mask> born DATE is a <mask>.' (column 'birth date only').
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/reid_sweep.py --dataset wikibio_2000 --variants default epochs3
 
@@ -25,7 +26,7 @@ import torch
 
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
 from deid_nb.core import atomic_write, get_artifacts_dir
-from deid_nb.data import load_dataset
+from deid_nb.data import PeopleDataset, load_dataset
 from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
 from deid_nb.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
 
@@ -50,7 +51,24 @@ VARIANTS: dict[str, tuple[dict, dict]] = {
     # the registry's nn_uniform recipe (384-d, two epochs), and the same with the lexical_mix prior (deid_nb.masking)
     "d384_epochs2": ({"embedding_dim": None}, {"epochs": 2}),
     "d384_epochs2_lexical_mix": ({"embedding_dim": None}, {"epochs": 2, "masking_prior": "lexical_mix"}),
+    # ... with the entity_mix prior (half of the documents start from the named-entity baseline's masks)
+    "d384_epochs2_entity_mix": ({"embedding_dim": None}, {"epochs": 2, "masking_prior": "entity_mix"}),
+    # the best CPU recipe measured (all layers trained, pseudo-documents from profiles, 3 epochs), with and without the entity mix
+    "d384_epochs3_unfrozen_pdocs": ({"embedding_dim": None}, {"epochs": 3, "frozen_layers": 0, "profile_documents": True}),
+    "d384_epochs3_unfrozen_pdocs_entity_mix": ({"embedding_dim": None}, {"epochs": 3, "frozen_layers": 0, "profile_documents": True,
+                                                                          "masking_prior": "entity_mix"}),
 }
+
+
+def with_extra_training_people(dataset: PeopleDataset, other: PeopleDataset) -> PeopleDataset:
+    """`dataset` with every person of `other` added as a TRAINING person (and a training-time candidate); people named like
+    one of `dataset`'s validation or test people are left out. Validation and test splits are unchanged."""
+    held_out = {p.name.strip().lower() for split in ("validation", "test") for p in dataset.split(split)}
+    known = {p.person_id for p in dataset.people}
+    extra = [p for p in other.people if p.name.strip().lower() not in held_out and p.person_id not in known]
+    people = dataset.people + extra
+    splits = {**dataset.splits, "train": list(dataset.splits["train"]) + list(range(len(dataset.people), len(people)))}
+    return PeopleDataset(f"{dataset.name}+{other.name}", people, splits)
 
 
 def train_variant(dataset, name, model_overrides, training_overrides, device, threads):
@@ -77,6 +95,8 @@ def main():
     parser.add_argument("--conditions", default=None, help="read the masked test documents from this JSON")
     parser.add_argument("--write-conditions", default=None, help="write the masked test documents to this JSON and stop")
     parser.add_argument("--output", default=None)
+    parser.add_argument("--extra-training-people", default=None, metavar="DATASET",
+                        help="train every variant also on all people of this dataset (e.g. wikibio_mini); evaluation is unchanged")
     parser.add_argument("--profile-documents", action="store_true",
                         help="every variant also trains on one pseudo-document per candidate profile (TrainingConfig.profile_documents)")
     args = parser.parse_args()
@@ -98,19 +118,30 @@ def main():
     true_rows = [row_of[p.person_id] for p in people]
     print(f"{args.dataset}: {len(people)} test documents vs {len(dataset)} profiles; % words masked: "
           + ", ".join(f"{c} {reid_accuracy.percent_masked(conditions['unmasked'], d):.1f}" for c, d in conditions.items()), flush=True)
+    probe_texts, probe_ids, unique = reid_accuracy.birth_date_probe(people, dataset.people)
+    if probe_texts:
+        conditions = {**conditions, "birth date only": probe_texts}
+        print(f"birth date only: {len(probe_texts)} documents '<mask> <mask> born DATE is a <mask>.', "
+              f"{100 * unique:.1f}% of those dates belong to one candidate only", flush=True)
+    training_set = dataset
+    if args.extra_training_people:
+        training_set = with_extra_training_people(dataset, load_dataset(args.extra_training_people))
+        print(f"training on {len(training_set.splits['train'])} people ({len(training_set) - len(dataset)} from "
+              f"{args.extra_training_people}); evaluation still against the {len(dataset)} profiles of {args.dataset}", flush=True)
     results = []
     for name in args.variants:
         model_overrides, training_overrides = variants[name]
         training_overrides = {**training_overrides, **({"profile_documents": True} if args.profile_documents else {})}
         started = time.perf_counter()
-        model, record = train_variant(dataset, name, model_overrides, training_overrides, args.device,
+        model, record = train_variant(training_set, name, model_overrides, training_overrides, args.device,
                                       args.threads if args.device == "cpu" else None)
         G = model.encode_profiles([p.profile for p in dataset.people], batch_size=128, output="torch").to(args.device)
-        row = {"variant": name, "model": model_overrides, "training": training_overrides,
+        row = {"variant": name, "model": model_overrides, "training": training_overrides, "extra_training_people": args.extra_training_people,
                "train_seconds": round(sum(e["seconds"] for e in record["history"]), 1),
                "validation": [(e["validation_top1"], e["validation_top1_masked"]) for e in record["history"]]}
         for condition, texts in conditions.items():
-            row[condition] = round(100 * top1_accuracy(model, texts, true_rows, G), 1)
+            rows = [row_of[i] for i in probe_ids] if condition == "birth date only" else true_rows
+            row[condition] = round(100 * top1_accuracy(model, texts, rows, G), 1)
         results.append(row)
         print(f"{name:22s} " + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
               + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)

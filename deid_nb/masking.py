@@ -60,14 +60,14 @@ def word_idf(word: str, idf: Mapping[str, float]) -> float:
     return value if value is not None else max(idf.values(), default=0.0)
 
 # %% ../nbs/02_masking.ipynb #10b701e6
-MASKING_PRIORS = ("uniform", "idf", "lexical_mix", "none")
+MASKING_PRIORS = ("uniform", "idf", "lexical_mix", "entity_mix", "none")
 
 @dataclass
 class MaskingPrior:
     "The random word-type masking applied to training documents."
-    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "lexical_mix": see below; "none": no masking
+    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "lexical_mix", "entity_mix": see below; "none": no masking
     max_rate: float = 1.0  # p ~ U(0, max_rate)
-    lexical_share: float = 0.5  # "lexical_mix": how often the profile's words are masked first
+    mix_share: float = 0.5  # "lexical_mix" / "entity_mix": how often the baseline's masks come first
 
     def __post_init__(self):
         if self.kind not in MASKING_PRIORS:
@@ -75,15 +75,21 @@ class MaskingPrior:
 
     def __call__(self, text: str, rng: np.random.Generator, idf: Mapping[str, float] | None = None,
                  profile: Mapping[str, str] | None = None, # the document's profile ("lexical_mix" only)
+                 entity_masked: str | None = None, # `text` after named-entity masking ("entity_mix" only; see deid_nb.baselines)
                 ) -> str:
-        "Mask round(p × #types) word types of `text`, p ~ U(0, max_rate) (for 'lexical_mix': see below)."
-        if self.kind != "lexical_mix":
+        "Mask round(p × #types) word types of `text`, p ~ U(0, max_rate) (for the mixes: see below)."
+        if self.kind not in ("lexical_mix", "entity_mix"):
             return sample_masked_document(text, rng, self.kind, idf, self.max_rate)
-        if profile is None:
+        if self.kind == "lexical_mix" and profile is None:
             raise ValueError("the 'lexical_mix' masking prior needs the document's profile")
-        if rng.random() < self.lexical_share:  # the lexical baseline's masks, then p ~ U(0, max_rate / 2) of the rest
-            in_profile = {t for value in profile.values() for t in word_types(str(value))}
-            text = mask_word_types(text, set(word_types(text)) & in_profile)
+        if self.kind == "entity_mix" and entity_masked is None:
+            raise ValueError("the 'entity_mix' masking prior needs the document after named-entity masking (entity_masked=)")
+        if rng.random() < self.mix_share:  # the baseline's masks, then p ~ U(0, max_rate / 2) of the rest
+            if self.kind == "lexical_mix":
+                in_profile = {t for value in profile.values() for t in word_types(str(value))}
+                text = mask_word_types(text, set(word_types(text)) & in_profile)
+            else:
+                text = entity_masked
             return sample_masked_document(text, rng, "uniform", idf, self.max_rate / 2)
         return sample_masked_document(text, rng, "uniform", idf, self.max_rate)
 

@@ -43,7 +43,7 @@ class TrainingConfig:
     weight_decay: float = 0.01
     warmup_fraction: float = 0.06  # linear warm-up, then linear decay to 0
     label_smoothing: float = 0.1  # paper: 0.01–0.1
-    masking_prior: str = "uniform"  # "uniform", "idf", "lexical_mix" or "none" (see deid_nb.masking.MaskingPrior)
+    masking_prior: str = "uniform"  # "uniform", "idf", "lexical_mix", "entity_mix" or "none" (see deid_nb.masking.MaskingPrior)
     mask_max_rate: float = 1.0  # p ~ U(0, mask_max_rate)
     profile_epochs: tuple[int, ...] = ()  # coordinate ascent: 0-based epochs that first train g and recompute G (paper: early epochs)
     train_document_encoder: bool = True  # False: only the projection and scale of f learn
@@ -109,6 +109,7 @@ class TrainingData:
     validation_rows: np.ndarray  # each validation person's row in `candidates`
     validation_masked: list[str]
     idf: dict[str, float] = field(repr=False)
+    entity_masked: dict[str, str] = field(default_factory=dict, repr=False)  # training document → after named-entity masking ("entity_mix" prior only)
 
 def training_data(dataset: PeopleDataset, config: TrainingConfig) -> TrainingData:
     "Split `dataset` into what training needs (see `TrainingData`)."
@@ -119,8 +120,13 @@ def training_data(dataset: PeopleDataset, config: TrainingConfig) -> TrainingDat
     negative_rows = np.arange(len(dataset.people)) if config.negatives == "all" else train_rows
     masked = [mask_fraction_of_types(p.document, config.validation_mask_fraction, seed=config.seed) for p in validation]
     validation_rows = np.array([row[p.person_id] for p in validation])
+    entity_masked = {}
+    if config.masking_prior == "entity_mix":  # the named-entity baseline (spaCy) once per training document
+        from deid_nb.baselines import named_entity_redact
+        documents = [p.document for p in train]
+        entity_masked = dict(zip(documents, named_entity_redact(documents)))
     return TrainingData(train, dataset.people, negative_rows, train_rows, validation, validation_rows, masked,
-                        idf_weights(p.document for p in train))
+                        idf_weights(p.document for p in train), entity_masked)
 
 # %% ../nbs/05_training.ipynb #aa95d547
 def top1_accuracy(model: BiEncoder, documents: Sequence[str], true_rows: Sequence[int],
@@ -159,6 +165,7 @@ def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimi
     "Train f for one pass over the (prior-masked) training documents against fixed G; returns (mean loss, step)."
     from tqdm.auto import tqdm
     rng, prior = np.random.default_rng([config.seed, epoch, 1]), MaskingPrior(config.masking_prior, config.mask_max_rate)
+    uniform = MaskingPrior("uniform", config.mask_max_rate)
     torch.manual_seed(config.seed * 1000 + epoch * 2 + 1)
     items = [(p.document, int(row)) for p, row in zip(data.train, data.train_rows)]  # (text, row of its person)
     if config.profile_documents:
@@ -170,7 +177,9 @@ def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimi
     losses = []
     for batch in tqdm(length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
                       desc=f"epoch {epoch} f", disable=not progress):
-        texts = [prior(items[i][0], rng, data.idf, profile=data.candidates[items[i][1]].profile) for i in batch]
+        texts = [uniform(items[i][0], rng, data.idf) if i >= len(data.train) and prior.kind == "entity_mix"  # pseudo-documents: no sentences to tag
+                 else prior(items[i][0], rng, data.idf, profile=data.candidates[items[i][1]].profile,
+                            entity_masked=data.entity_masked.get(items[i][0])) for i in batch]
         embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
         targets = torch.tensor([target_of[items[i][1]] for i in batch], device=embeddings.device)
         loss = nn.functional.cross_entropy(model.score_embeddings(embeddings, negatives), targets,
