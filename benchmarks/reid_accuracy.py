@@ -72,12 +72,12 @@ def main():
         true_ids = [p.person_id for p in people]
         documents = conditions(people)
         masked_share = {c: percent_masked(documents["unmasked"], d) for c, d in documents.items()}
+        print(f"\n{dataset_name}: {len(people)} {args.split} documents, {len(dataset)} candidates; % words masked: "
+              + ", ".join(f"{c} {v:.1f}" for c, v in masked_share.items()), flush=True)
         probe_texts, probe_ids, unique = birth_date_probe(people, dataset.people)
         if probe_texts:
             print(f"birth date only: {len(probe_texts)} documents '<mask> <mask> born DATE is a <mask>.', "
                   f"{100 * unique:.1f}% of those dates belong to one candidate only", flush=True)
-        print(f"\n{dataset_name}: {len(people)} {args.split} documents, {len(dataset)} candidates; % words masked: "
-              + ", ".join(f"{c} {v:.1f}" for c, v in masked_share.items()), flush=True)
         models = (["zero_shot"] if args.zero_shot else []) + list(args.models)
         for name in models:
             started = time.perf_counter()
