@@ -7,7 +7,7 @@ profile). Where profiles have a birth_date (WikiBio-2000) it also probes one exa
 artifacts directory), then loads it.
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/reid_accuracy.py --datasets wikibio_2000 wikibio_mini \
-        --models nn_uniform nn_idf nn_compact bm25 --zero-shot
+        --models nn_uniform nn_idf nn_compact bm25 nn_uniform_bm25 --zero-shot
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import torch
 from deid_nb import metrics
 from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import load_dataset
-from deid_nb.index import REIDENTIFIERS, NeuralReidentifier, load_reidentifier
+from deid_nb.index import REIDENTIFIERS, HybridSpec, NeuralReidentifier, load_reidentifier
 from deid_nb.masking import mask_fraction_of_types
 from deid_nb.model import BiEncoder, BiEncoderConfig
 from deid_nb.training import run_directory
@@ -86,13 +86,17 @@ def main():
                                                                        cache_dir=get_artifacts_dir() / "profile_cache"), 0.0)
             else:
                 reidentifier = load_reidentifier(name, dataset)
-                spec = REIDENTIFIERS[name]
+                spec, trained_name = REIDENTIFIERS[name], name
+                if isinstance(spec, HybridSpec):  # the neural part's training; the BM25 channel needs none
+                    spec, trained_name = REIDENTIFIERS[spec.neural], spec.neural
                 train_seconds = None
                 if spec is not None:
-                    record = json.loads((run_directory(dataset, spec.model, spec.training, None, name) / "training.json").read_text())
+                    record = json.loads((run_directory(dataset, spec.model, spec.training, None, trained_name) / "training.json").read_text())
                     train_seconds = round(sum(e["seconds"] for e in record["history"]), 1)
             load_seconds = time.perf_counter() - started
             row = {"dataset": dataset_name, "model": name, "train_seconds": train_seconds, "load_seconds": round(load_seconds, 1)}
+            if hasattr(reidentifier, "lexical_weight"):  # a hybrid: the BM25 channel's weight, fitted on validation documents
+                row["lexical_weight"] = reidentifier.lexical_weight
             for condition, texts in documents.items():
                 scored = time.perf_counter()
                 row[condition] = round(100 * float(np.mean(reidentifier.ranks(texts, true_ids) == 0)), 1)
@@ -103,6 +107,7 @@ def main():
             results.append(row)
             print(f"  {name:12s} top-1 %: " + " / ".join(f"{c} {row[c]}" for c in documents)
                   + (f" / birth date only {row['birth date only']}" if probe_texts else "")
+                  + (f" / lexical weight {row['lexical_weight']}" if "lexical_weight" in row else "")
                   + f"   (train {train_seconds} s, load {load_seconds:.0f} s, {row['unmasked docs/s']} docs/s)", flush=True)
     output = args.output or get_artifacts_dir() / "benchmarks" / "reid_accuracy.json"
     with atomic_write(output) as f:

@@ -10,7 +10,8 @@ and lexical masking (deid_nb.baselines.lexical_redact), plus the training time. 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/reid_sweep.py --dataset wikibio_2000 --variants default epochs3
 
 The masked test conditions need spaCy; `--write-conditions FILE` stores them as JSON and `--conditions FILE` reads them
-back, so a machine without spaCy (e.g. a GPU box) can run the sweep (`--device cuda`).
+back, so a machine without spaCy (e.g. a GPU box) can run the sweep (`--device cuda`). `--lexical-channel` also scores
+each variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier, weight fitted on validation).
 """
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import numpy as np
 import torch
 
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
 from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import PeopleDataset, load_dataset
+from deid_nb.index import HybridReidentifier, NeuralReidentifier, fit_lexical_weight
 from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
 from deid_nb.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
 
@@ -99,6 +102,9 @@ def main():
                         help="train every variant also on all people of this dataset (e.g. wikibio_mini); evaluation is unchanged")
     parser.add_argument("--profile-documents", action="store_true",
                         help="every variant also trains on one pseudo-document per candidate profile (TrainingConfig.profile_documents)")
+    parser.add_argument("--lexical-channel", action="store_true",
+                        help="also score every variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier), "
+                             "its weight fitted on the validation documents")
     args = parser.parse_args()
     variants = dict(VARIANTS, **{k: tuple(v) for k, v in json.loads(args.extra or "{}").items()})
     if args.device == "cpu":
@@ -145,6 +151,16 @@ def main():
         results.append(row)
         print(f"{name:22s} " + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
               + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)
+        if args.lexical_channel:
+            hybrid = HybridReidentifier(NeuralReidentifier(model, dataset.people, name), dataset.people)
+            fit_lexical_weight(hybrid, dataset.split("validation"))
+            hybrid_row = {**row, "variant": f"{name}+bm25", "lexical_weight": hybrid.lexical_weight}
+            for condition, texts in conditions.items():
+                ids = probe_ids if condition == "birth date only" else [p.person_id for p in people]
+                hybrid_row[condition] = round(100 * float(np.mean(hybrid.ranks(texts, ids) == 0)), 1)
+            results.append(hybrid_row)
+            print(f"{name + '+bm25':22s} " + " / ".join(f"{c} {hybrid_row[c]:5.1f}" for c in conditions)
+                  + f"   lexical weight {hybrid.lexical_weight} (fitted on validation)", flush=True)
     output = args.output or get_artifacts_dir() / "benchmarks" / f"reid_sweep_{args.dataset}.json"
     with atomic_write(output) as f:
         json.dump(results, f, indent=1)

@@ -156,11 +156,14 @@ _ZERO_SHOT = None
 def experiment_reidentifier(name: str, # a registry name: "nn_uniform", "nn_idf", "nn_compact", "bm25", …
                             data: PeopleDataset, profile: str | ExperimentProfile, artifacts_dir=None):
     "Re-identifier `name` over all of `data`: trained (default profile), zero-shot MiniLM (quick), or BM25."
-    from deid_nb.index import REIDENTIFIERS, NeuralReidentifier, load_reidentifier
+    from deid_nb.index import REIDENTIFIERS, HybridSpec, NeuralReidentifier, hybrid_from_spec, load_reidentifier
     if name not in REIDENTIFIERS:
         raise KeyError(f"unknown re-identifier {name!r}; known: {sorted(REIDENTIFIERS)}")
-    if REIDENTIFIERS[name] is None or get_profile(profile).neural == "registry":
+    spec = REIDENTIFIERS[name]
+    if spec is None or get_profile(profile).neural == "registry":
         return load_reidentifier(name, data, artifacts_dir, progress=False)
+    if isinstance(spec, HybridSpec):  # zero-shot neural part plus the BM25 channel
+        return hybrid_from_spec(spec, NeuralReidentifier(_zero_shot_model(), data.people, spec.neural), data, name)
     return NeuralReidentifier(_zero_shot_model(), data.people, name)
 
 def experiment_ensemble(data: PeopleDataset, profile: str | ExperimentProfile, artifacts_dir=None) -> list:

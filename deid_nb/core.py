@@ -21,8 +21,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['WORD_PATTERN', 'MASK_TOKEN', 'MASK_ALIASES', 'get_logger', 'seed_everything', 'get_device', 'cache_root',
            'get_data_dir', 'get_artifacts_dir', 'get_figures_dir', 'Paths', 'atomic_write', 'atomic_path', 'sha256_of',
-           'download_file', 'normalise_masks', 'count_masks', 'words', 'count_words', 'stopwords_english',
-           'setup_textattack_offline']
+           'download_file', 'normalise_masks', 'count_masks', 'split_at_masks', 'words', 'count_words',
+           'stopwords_english', 'setup_textattack_offline']
 
 # %% ../nbs/00_core.ipynb #d48bbf0d
 def get_logger(name: str = "deid_nb") -> logging.Logger:
@@ -191,6 +191,10 @@ def normalise_masks(text: str, mask_token: str = MASK_TOKEN) -> str:
 def count_masks(text: str) -> int:
     "Number of mask tokens (any spelling) in `text`."
     return len(_MASK_PATTERN.findall(text))
+
+def split_at_masks(text: str) -> list[str]:
+    "The stretches of `text` between mask tokens (any spelling)."
+    return _MASK_PATTERN.split(text)
 
 # %% ../nbs/00_core.ipynb #e0eb33e8
 def words(text: str) -> list[str]:

@@ -23,8 +23,9 @@ from .training import TrainingConfig, run_directory, train_reidentifier
 logger = get_logger("deid_nb.index")
 
 # %% auto #0
-__all__ = ['logger', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'DEFAULT_ENSEMBLE', 'NeuralReidentifier', 'add_profiles',
-           'NeuralSpec', 'load_reidentifier', 'load_ensemble', 'ensemble_ranks']
+__all__ = ['logger', 'LEXICAL_WEIGHTS', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'DEFAULT_ENSEMBLE', 'NeuralReidentifier',
+           'add_profiles', 'standardise_rows', 'HybridReidentifier', 'fit_lexical_weight', 'NeuralSpec', 'HybridSpec',
+           'load_reidentifier', 'hybrid_from_spec', 'load_ensemble', 'ensemble_ranks']
 
 # %% ../nbs/06_index.ipynb #be7cf6f2
 class NeuralReidentifier(Reidentifier):
@@ -69,6 +70,71 @@ def add_profiles(self: NeuralReidentifier, people: Sequence[Person]) -> NeuralRe
 
 NeuralReidentifier.add_profiles = add_profiles
 
+# %% ../nbs/06_index.ipynb #h0code1
+def standardise_rows(scores: np.ndarray) -> np.ndarray:
+    "Each row minus its mean over the candidates, divided by its standard deviation; a constant row (no evidence) becomes 0."
+    scores = np.atleast_2d(np.asarray(scores, dtype=np.float32))
+    centred = scores - scores.mean(axis=1, keepdims=True)
+    spread = scores.std(axis=1, keepdims=True)
+    return np.divide(centred, spread, out=np.zeros_like(centred), where=spread > 1e-6)
+
+# %% ../nbs/06_index.ipynb #h0code2
+class HybridReidentifier(Reidentifier):
+    "A neural re-identifier plus a BM25 channel standardised over the pool: neural logits + lexical_weight · z(BM25)."
+    def __init__(self, neural: NeuralReidentifier, people: Sequence[Person],
+                 lexical_weight: float = 0.5, # λ; 0 gives the neural re-identifier's scores
+                 name: str | None = None, # default: "<neural name>+bm25"
+                 k1: float = 4.5, b: float = 0.9, # BM25 parameters (the paper's IR ReID)
+                 ngrams: int = 2): # BM25 terms: words and adjacent word pairs (1: words only, as the paper's IR ReID)
+        if not lexical_weight >= 0:
+            raise ValueError(f"lexical_weight must be >= 0, got {lexical_weight}")
+        self.neural, self.people, self.lexical_weight = neural, list(people), float(lexical_weight)
+        self.name, self.k1, self.b, self.ngrams = name or f"{neural.name}+bm25", k1, b, ngrams
+        if [p.person_id for p in self.people] != neural.candidate_ids:
+            raise ValueError(f"{self.name}: `people` must be the neural re-identifier's candidate pool, in its order")
+        super().__init__(neural.candidate_ids)
+        self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", ngrams=ngrams)
+
+    def lexical_scores(self, documents: Sequence[str]) -> np.ndarray:
+        "The standardised BM25 channel, (n_documents, n_candidates)."
+        return standardise_rows(self.bm25.score(list(documents))) if len(documents) else np.zeros((0, len(self.candidate_ids)), np.float32)
+
+    def score(self, documents: Sequence[str]) -> np.ndarray:
+        "Neural logits plus lexical_weight times the standardised BM25 channel, float32 (n_documents, n_candidates)."
+        documents = list(documents)
+        neural = self.neural.score(documents)
+        return neural if self.lexical_weight == 0 or not documents else neural + self.lexical_weight * self.lexical_scores(documents)
+
+    def add_profiles(self, people: Sequence[Person]) -> "HybridReidentifier":
+        "Append `people` to both channels' pool (BM25's statistics are recomputed over the grown pool); returns self."
+        self.neural.add_profiles(people)
+        self.people += list(people)
+        self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", ngrams=self.ngrams)
+        Reidentifier.__init__(self, self.neural.candidate_ids)
+        return self
+
+    def __repr__(self):
+        return (f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, lexical_weight={self.lexical_weight}, "
+                f"ngrams={self.ngrams}, candidates={len(self.candidate_ids)})")
+
+# %% ../nbs/06_index.ipynb #h0code4
+LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+def fit_lexical_weight(hybrid: HybridReidentifier, people: Sequence[Person], # held-out people whose documents choose λ
+                       grid: Sequence[float] = LEXICAL_WEIGHTS, mask_fraction: float = 0.3, seed: int = 0) -> dict[float, float]:
+    "Set `hybrid.lexical_weight` to the weight of `grid` with the best mean top-1 on `people` (unmasked + masked); returns {weight: top-1}."
+    from deid_nb.masking import mask_fraction_of_types
+    from deid_nb.reidentifier import ranks_from_scores
+    if not people:
+        raise ValueError(f"{hybrid.name}: no held-out people to fit the lexical weight on")
+    documents = [p.document for p in people]
+    documents += [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents]
+    columns = hybrid.columns([p.person_id for p in people] * 2)
+    neural, lexical = hybrid.neural.score(documents), hybrid.lexical_scores(documents)
+    top1 = {float(w): float(np.mean(ranks_from_scores(neural + w * lexical, columns) == 0)) for w in grid}
+    hybrid.lexical_weight = max(top1, key=lambda w: (top1[w], -w))
+    return top1
+
 # %% ../nbs/06_index.ipynb #006aaf14
 @dataclass(frozen=True)
 class NeuralSpec:
@@ -77,7 +143,15 @@ class NeuralSpec:
     model: BiEncoderConfig = field(default_factory=BiEncoderConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
 
-REIDENTIFIERS: dict[str, NeuralSpec | None] = {
+@dataclass(frozen=True)
+class HybridSpec:
+    "A named hybrid: a registered neural re-identifier plus the standardised BM25 channel (`HybridReidentifier`)."
+    description: str
+    neural: str = "nn_uniform"  # registry name of the neural part
+    lexical_weight: float | None = None  # None: fitted on the dataset's validation documents (`fit_lexical_weight`)
+    ngrams: int = 2  # BM25 terms: words and adjacent word pairs
+
+REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the default model)",
                              BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2)),
     "nn_idf": NeuralSpec("MiniLM f and g, mean pooling, 3072-d projection, IDF-weighted masking prior, 1 epoch",
@@ -85,6 +159,7 @@ REIDENTIFIERS: dict[str, NeuralSpec | None] = {
     "nn_compact": NeuralSpec("MiniLM f and g, no projection (384-d), documents cut at 96 tokens, prior p ~ U(0, 0.7), label smoothing 0.01",
                              BiEncoderConfig(embedding_dim=None, max_document_tokens=96),
                              TrainingConfig(mask_max_rate=0.7, label_smoothing=0.01, seed=1)),
+    "nn_uniform_bm25": HybridSpec("nn_uniform plus the standardised BM25 channel, weight fitted on validation documents (not in the paper)"),
     "bm25": None,  # BM25Reidentifier (k1 = 4.5, b = 0.9)
 }
 DEFAULT_REIDENTIFIER = "nn_uniform"
@@ -103,11 +178,22 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
     spec = registry[name]
     if spec is None:
         return BM25Reidentifier(dataset.people, name=name)
+    if isinstance(spec, HybridSpec):
+        neural = load_reidentifier(spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress)
+        return hybrid_from_spec(spec, neural, dataset, name)
     directory = run_directory(dataset, spec.model, spec.training, artifacts_dir, name)
     if not train_if_missing and not (directory / "training.json").exists():
         raise FileNotFoundError(f"{name} is not trained on {dataset.name} yet (expected {directory}); pass train_if_missing=True")
     trained = train_reidentifier(dataset, spec.model, spec.training, artifacts_dir, name, progress=progress)
     return NeuralReidentifier(trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
+
+def hybrid_from_spec(spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str) -> HybridReidentifier:
+    "`neural` plus the BM25 channel over `dataset`'s people, its weight fixed by `spec` or fitted on the validation split."
+    hybrid = HybridReidentifier(neural, dataset.people, spec.lexical_weight or 0.0, name=name, ngrams=spec.ngrams)
+    if spec.lexical_weight is None:
+        table = fit_lexical_weight(hybrid, dataset.split("validation"))
+        logger.info("%s on %s: lexical weight %s (validation top-1 by weight: %s)", name, dataset.name, hybrid.lexical_weight, table)
+    return hybrid
 
 def load_ensemble(dataset: PeopleDataset, names: Sequence[str] = DEFAULT_ENSEMBLE, **kwargs) -> list[Reidentifier]:
     "`load_reidentifier` for each name (keyword arguments passed on)."
