@@ -84,16 +84,16 @@ class HybridReidentifier(Reidentifier):
     def __init__(self, neural: NeuralReidentifier, people: Sequence[Person],
                  lexical_weight: float = 0.5, # λ; 0 gives the neural re-identifier's scores
                  name: str | None = None, # default: "<neural name>+bm25"
-                 k1: float = 4.5, b: float = 0.9, # BM25 parameters (the paper's IR ReID)
-                 ngrams: int = 2): # BM25 terms: words and adjacent word pairs (1: words only, as the paper's IR ReID)
+                 k1: float = 1.2, b: float = 0.9, # BM25 parameters (chosen on WikiBio-2000 validation documents, see below)
+                 pair_distance: int = 2): # BM25 terms: words and order-free pairs of words at most 2 apart (0: words only, as the paper's IR ReID)
         if not lexical_weight >= 0:
             raise ValueError(f"lexical_weight must be >= 0, got {lexical_weight}")
         self.neural, self.people, self.lexical_weight = neural, list(people), float(lexical_weight)
-        self.name, self.k1, self.b, self.ngrams = name or f"{neural.name}+bm25", k1, b, ngrams
+        self.name, self.k1, self.b, self.pair_distance = name or f"{neural.name}+bm25", k1, b, pair_distance
         if [p.person_id for p in self.people] != neural.candidate_ids:
             raise ValueError(f"{self.name}: `people` must be the neural re-identifier's candidate pool, in its order")
         super().__init__(neural.candidate_ids)
-        self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", ngrams=ngrams)
+        self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", pair_distance=pair_distance)
 
     def lexical_scores(self, documents: Sequence[str]) -> np.ndarray:
         "The standardised BM25 channel, (n_documents, n_candidates)."
@@ -109,13 +109,13 @@ class HybridReidentifier(Reidentifier):
         "Append `people` to both channels' pool (BM25's statistics are recomputed over the grown pool); returns self."
         self.neural.add_profiles(people)
         self.people += list(people)
-        self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", ngrams=self.ngrams)
+        self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", pair_distance=self.pair_distance)
         Reidentifier.__init__(self, self.neural.candidate_ids)
         return self
 
     def __repr__(self):
         return (f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, lexical_weight={self.lexical_weight}, "
-                f"ngrams={self.ngrams}, candidates={len(self.candidate_ids)})")
+                f"k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, candidates={len(self.candidate_ids)})")
 
 # %% ../nbs/06_index.ipynb #h0code4
 LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -149,7 +149,9 @@ class HybridSpec:
     description: str
     neural: str = "nn_uniform"  # registry name of the neural part
     lexical_weight: float | None = None  # None: fitted on the dataset's validation documents (`fit_lexical_weight`)
-    ngrams: int = 2  # BM25 terms: words and adjacent word pairs
+    k1: float = 1.2  # the BM25 channel's parameters (see `HybridReidentifier`)
+    b: float = 0.9
+    pair_distance: int = 2
 
 REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the default model)",
@@ -189,7 +191,8 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
 
 def hybrid_from_spec(spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str) -> HybridReidentifier:
     "`neural` plus the BM25 channel over `dataset`'s people, its weight fixed by `spec` or fitted on the validation split."
-    hybrid = HybridReidentifier(neural, dataset.people, spec.lexical_weight or 0.0, name=name, ngrams=spec.ngrams)
+    hybrid = HybridReidentifier(neural, dataset.people, spec.lexical_weight or 0.0, name=name, k1=spec.k1, b=spec.b,
+                                pair_distance=spec.pair_distance)
     if spec.lexical_weight is None:
         table = fit_lexical_weight(hybrid, dataset.split("validation"))
         logger.info("%s on %s: lexical weight %s (validation top-1 by weight: %s)", name, dataset.name, hybrid.lexical_weight, table)

@@ -67,23 +67,23 @@ Reidentifier.ranks, Reidentifier.topk = _ranks, _topk
 
 # %% ../nbs/03_reidentifier.ipynb #68206cd4
 def bm25_tokens(text: str,
-                ngrams: int = 1, # 2: also every pair of adjacent words ("18 february"), 3: and triples; never across a mask
+                pair_distance: int = 0, # also pairs of words at most this many positions apart (1: neighbours); never across a mask
                ) -> list[str]:
-    "Lower-cased `\\b\\w+\\b` words (mask tokens dropped), then the word n-grams up to `ngrams` inside each unmasked stretch."
+    "Lower-cased `\\b\\w+\\b` words (mask tokens dropped), then order-free word pairs inside each unmasked stretch."
     terms = [w.lower() for w in words(text)]
-    for stretch in (split_at_masks(text) if ngrams > 1 else []):
+    for stretch in (split_at_masks(text) if pair_distance > 0 else []):
         ws = [w.lower() for w in words(stretch)]
-        terms += [" ".join(ws[i:i + n]) for n in range(2, ngrams + 1) for i in range(len(ws) - n + 1)]
+        terms += [" ".join(sorted((ws[i], ws[j]))) for i in range(len(ws)) for j in range(i + 1, min(len(ws), i + pair_distance + 1))]
     return terms
 
 # %% ../nbs/03_reidentifier.ipynb #928785ae
 class BM25Reidentifier(Reidentifier):
     "The paper's IR ReID: BM25 (rank_bm25) over `key : value` profile text, documents as queries."
     def __init__(self, people: Sequence[Person], k1: float = 4.5, b: float = 0.9, name: str = "bm25",
-                 ngrams: int = 1): # terms are words (the paper) or also word n-grams up to this length (see `bm25_tokens`)
-        self.name, self.k1, self.b, self.ngrams = name, k1, b, ngrams
+                 pair_distance: int = 0): # terms are words (the paper) or also order-free word pairs this close (see `bm25_tokens`)
+        self.name, self.k1, self.b, self.pair_distance = name, k1, b, pair_distance
         super().__init__([p.person_id for p in people])
-        self.bm25 = BM25Okapi([bm25_tokens(profile_bm25_text(p.profile), ngrams) for p in people], k1=k1, b=b)
+        self.bm25 = BM25Okapi([bm25_tokens(profile_bm25_text(p.profile), pair_distance) for p in people], k1=k1, b=b)
         self.vocabulary = {t: i for i, t in enumerate(self.bm25.idf)}
         self.weights = self._weight_matrix()
 
@@ -101,11 +101,11 @@ class BM25Reidentifier(Reidentifier):
         "BM25 score of every profile for each document (query terms counted with repetition, as rank_bm25)."
         rows, cols = [], []
         for i, document in enumerate(documents):
-            for token in bm25_tokens(document, self.ngrams):
+            for token in bm25_tokens(document, self.pair_distance):
                 if token in self.vocabulary:
                     rows.append(i); cols.append(self.vocabulary[token])
         queries = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(documents), len(self.vocabulary)))
         return np.asarray((queries @ self.weights).todense(), dtype=np.float32)
 
     def __repr__(self):
-        return f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, ngrams={self.ngrams}, candidates={len(self.candidate_ids)})"
+        return f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, candidates={len(self.candidate_ids)})"

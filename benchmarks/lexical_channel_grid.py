@@ -1,0 +1,90 @@
+"""Choose the BM25 channel of the hybrid re-identifier (deid_nb.index.HybridReidentifier) on validation documents.
+
+For every setting of the channel — BM25 terms (words only, or also order-free word pairs at most `pair_distance`
+apart), k1 and b — the script fits the channel's weight as `fit_lexical_weight` does (mean top-1 on the validation
+documents unmasked and with 30% of word types masked) and prints the hybrid's top-1 % over the whole pool on the
+validation documents (unmasked / 30% / named-entity masking) and their mean, which is the selection criterion; then,
+for information only, the same on the test documents (unmasked / 30% / named entity / lexical / birth date only,
+as benchmarks/reid_accuracy.py). The neural part is a registered model (trained once and cached, see reid_accuracy).
+
+    DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/lexical_channel_grid.py --dataset wikibio_2000 --neural nn_uniform
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+import torch
+
+import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
+from deid_nb.core import atomic_write, get_artifacts_dir
+from deid_nb.data import load_dataset
+from deid_nb.index import LEXICAL_WEIGHTS, HybridReidentifier, load_reidentifier
+from deid_nb.masking import mask_fraction_of_types
+
+
+def top1(scores: np.ndarray, columns: np.ndarray) -> float:
+    "Top-1 % (the true column uniquely first, as `Reidentifier.ranks`)."
+    true = scores[np.arange(len(scores)), columns]
+    return round(100 * float(np.mean((scores >= true[:, None]).sum(1) == 1)), 1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="wikibio_2000")
+    parser.add_argument("--neural", default="nn_uniform", help="registry name of the neural part")
+    parser.add_argument("--pair-distances", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--k1", type=float, nargs="+", default=[1.2, 2.0, 4.5])
+    parser.add_argument("--b", type=float, nargs="+", default=[0.75, 0.9])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", default=None, help="JSON results (default: <artifacts>/benchmarks/lexical_channel_grid_<dataset>.json)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    from deid_nb.baselines import named_entity_redact
+    dataset = load_dataset(args.dataset)
+    neural = load_reidentifier(args.neural, dataset)
+    validation, test = dataset.split("validation"), dataset.split("test")
+    validation_documents = [p.document for p in validation]
+    validation_conditions = {"unmasked": validation_documents,
+                             "30% types": [mask_fraction_of_types(d, 0.3, seed=0) for d in validation_documents],
+                             "named entity": named_entity_redact(validation_documents)}
+    test_conditions = reid_accuracy.conditions(test)
+    probe_texts, probe_ids, _ = reid_accuracy.birth_date_probe(test, dataset.people)
+    if probe_texts:
+        test_conditions["birth date only"] = probe_texts
+    validation_columns = neural.columns([p.person_id for p in validation])
+    test_columns = {c: neural.columns(probe_ids if c == "birth date only" else [p.person_id for p in test]) for c in test_conditions}
+    neural_validation = {c: neural.score(t) for c, t in validation_conditions.items()}  # the neural part once; only the channel varies
+    neural_test = {c: neural.score(t) for c, t in test_conditions.items()}
+    print(f"{args.dataset}: {len(validation)} validation and {len(test)} test documents, {len(dataset)} candidates, neural part {args.neural}", flush=True)
+    results = []
+    for pair_distance, k1, b in itertools.product(args.pair_distances, args.k1, args.b):
+        hybrid = HybridReidentifier(neural, dataset.people, k1=k1, b=b, pair_distance=pair_distance)
+        lexical = {c: hybrid.lexical_scores(t) for c, t in validation_conditions.items()}
+        fit = {w: (top1(neural_validation["unmasked"] + w * lexical["unmasked"], validation_columns)
+                   + top1(neural_validation["30% types"] + w * lexical["30% types"], validation_columns)) / 2 for w in LEXICAL_WEIGHTS}
+        weight = max(fit, key=lambda w: (fit[w], -w))  # as fit_lexical_weight
+        row = {"pair_distance": pair_distance, "k1": k1, "b": b, "lexical_weight": weight,
+               "validation": {c: top1(neural_validation[c] + weight * lexical[c], validation_columns) for c in validation_conditions}}
+        row["validation_mean"] = round(float(np.mean(list(row["validation"].values()))), 2)
+        row["test"] = {c: top1(neural_test[c] + weight * hybrid.lexical_scores(t), test_columns[c]) for c, t in test_conditions.items()}
+        results.append(row)
+        print(f"pairs ≤ {pair_distance} apart, k1 {k1}, b {b}: weight {weight}; validation "
+              + " / ".join(str(v) for v in row["validation"].values()) + f" (mean {row['validation_mean']}); test "
+              + " / ".join(str(v) for v in row["test"].values()), flush=True)
+    best = max(results, key=lambda r: r["validation_mean"])
+    print(f"best on validation: pairs ≤ {best['pair_distance']} apart, k1 {best['k1']}, b {best['b']} (mean {best['validation_mean']})")
+    output = args.output or get_artifacts_dir() / "benchmarks" / f"lexical_channel_grid_{args.dataset}.json"
+    with atomic_write(output) as f:
+        json.dump(results, f, indent=1)
+    print(f"written {output}")
+
+
+if __name__ == "__main__":
+    main()
