@@ -25,14 +25,13 @@ import torch
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
 from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import load_dataset
-from deid_nb.index import LEXICAL_WEIGHTS, HybridReidentifier, load_reidentifier
+from deid_nb.index import HybridReidentifier, best_lexical_weight, lexical_weight_table, load_reidentifier
 from deid_nb.masking import mask_fraction_of_types
 
 
-def top1(scores: np.ndarray, columns: np.ndarray) -> float:
-    "Top-1 % (the true column uniquely first, as `Reidentifier.ranks`)."
-    true = scores[np.arange(len(scores)), columns]
-    return round(100 * float(np.mean((scores >= true[:, None]).sum(1) == 1)), 1)
+def top1(neural_scores: np.ndarray, lexical_scores: np.ndarray, weight: float, columns: np.ndarray) -> float:
+    "Top-1 % of the hybrid's scores at `weight`."
+    return round(100 * lexical_weight_table(neural_scores, lexical_scores, columns, (weight,))[weight], 1)
 
 
 def main():
@@ -67,13 +66,14 @@ def main():
     for pair_distance, k1, b in itertools.product(args.pair_distances, args.k1, args.b):
         hybrid = HybridReidentifier(neural, dataset.people, k1=k1, b=b, pair_distance=pair_distance)
         lexical = {c: hybrid.lexical_scores(t) for c, t in validation_conditions.items()}
-        fit = {w: (top1(neural_validation["unmasked"] + w * lexical["unmasked"], validation_columns)
-                   + top1(neural_validation["30% types"] + w * lexical["30% types"], validation_columns)) / 2 for w in LEXICAL_WEIGHTS}
-        weight = max(fit, key=lambda w: (fit[w], -w))  # as fit_lexical_weight
+        fitted = ("unmasked", "30% types")  # what fit_lexical_weight fits on: the documents unmasked and 30%-masked
+        weight = best_lexical_weight(lexical_weight_table(np.concatenate([neural_validation[c] for c in fitted]),
+                                                          np.concatenate([lexical[c] for c in fitted]),
+                                                          np.concatenate([validation_columns] * len(fitted))))
         row = {"pair_distance": pair_distance, "k1": k1, "b": b, "lexical_weight": weight,
-               "validation": {c: top1(neural_validation[c] + weight * lexical[c], validation_columns) for c in validation_conditions}}
+               "validation": {c: top1(neural_validation[c], lexical[c], weight, validation_columns) for c in validation_conditions}}
         row["validation_mean"] = round(float(np.mean(list(row["validation"].values()))), 2)
-        row["test"] = {c: top1(neural_test[c] + weight * hybrid.lexical_scores(t), test_columns[c]) for c, t in test_conditions.items()}
+        row["test"] = {c: top1(neural_test[c], hybrid.lexical_scores(t), weight, test_columns[c]) for c, t in test_conditions.items()}
         results.append(row)
         print(f"pairs ≤ {pair_distance} apart, k1 {k1}, b {b}: weight {weight}; validation "
               + " / ".join(str(v) for v in row["validation"].values()) + f" (mean {row['validation_mean']}); test "

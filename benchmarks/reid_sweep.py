@@ -141,7 +141,8 @@ def main():
         started = time.perf_counter()
         model, record = train_variant(training_set, name, model_overrides, training_overrides, args.device,
                                       args.threads if args.device == "cpu" else None)
-        G = model.encode_profiles([p.profile for p in dataset.people], batch_size=128, output="torch").to(args.device)
+        index = NeuralReidentifier(model, dataset.people, name, batch_size=128)  # G, and the neural part of the hybrid
+        G = index.profile_embeddings
         row = {"variant": name, "model": model_overrides, "training": training_overrides, "extra_training_people": args.extra_training_people,
                "train_seconds": round(sum(e["seconds"] for e in record["history"]), 1),
                "validation": [(e["validation_top1"], e["validation_top1_masked"]) for e in record["history"]]}
@@ -152,7 +153,7 @@ def main():
         print(f"{name:22s} " + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
               + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)
         if args.lexical_channel:
-            hybrid = HybridReidentifier(NeuralReidentifier(model, dataset.people, name), dataset.people)
+            hybrid = HybridReidentifier(index, dataset.people)
             fit_lexical_weight(hybrid, dataset.split("validation"))
             hybrid_row = {**row, "variant": f"{name}+bm25", "lexical_weight": hybrid.lexical_weight}
             for condition, texts in conditions.items():

@@ -17,15 +17,16 @@ import torch
 from .core import atomic_path, get_artifacts_dir, get_logger
 from .data import PeopleDataset, Person, linearise_profile
 from .model import BiEncoder, BiEncoderConfig, cached_profile_embeddings, fingerprint
-from .reidentifier import BM25Reidentifier, Reidentifier
+from .reidentifier import BM25Reidentifier, Reidentifier, ranks_from_scores
 from .training import TrainingConfig, run_directory, train_reidentifier
 
 logger = get_logger("deid_nb.index")
 
 # %% auto #0
 __all__ = ['logger', 'LEXICAL_WEIGHTS', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'DEFAULT_ENSEMBLE', 'NeuralReidentifier',
-           'add_profiles', 'standardise_rows', 'HybridReidentifier', 'fit_lexical_weight', 'NeuralSpec', 'HybridSpec',
-           'load_reidentifier', 'hybrid_from_spec', 'load_ensemble', 'ensemble_ranks']
+           'add_profiles', 'standardise_rows', 'HybridReidentifier', 'lexical_weight_table', 'best_lexical_weight',
+           'fit_lexical_weight', 'NeuralSpec', 'HybridSpec', 'load_reidentifier', 'hybrid_from_spec', 'load_ensemble',
+           'ensemble_ranks']
 
 # %% ../nbs/06_index.ipynb #be7cf6f2
 class NeuralReidentifier(Reidentifier):
@@ -120,19 +121,26 @@ class HybridReidentifier(Reidentifier):
 # %% ../nbs/06_index.ipynb #h0code4
 LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
 
+def lexical_weight_table(neural_scores: np.ndarray, lexical_scores: np.ndarray, columns: np.ndarray,
+                         grid: Sequence[float] = LEXICAL_WEIGHTS) -> dict[float, float]:
+    "Top-1 (the true column uniquely first) of `neural_scores + w · lexical_scores` for every weight w of `grid`."
+    return {float(w): float(np.mean(ranks_from_scores(neural_scores + w * lexical_scores, columns) == 0)) for w in grid}
+
+def best_lexical_weight(table: dict[float, float]) -> float:
+    "The weight of `table` with the best top-1; ties go to the smaller weight (towards the neural model)."
+    return max(table, key=lambda w: (table[w], -w))
+
 def fit_lexical_weight(hybrid: HybridReidentifier, people: Sequence[Person], # held-out people whose documents choose λ
                        grid: Sequence[float] = LEXICAL_WEIGHTS, mask_fraction: float = 0.3, seed: int = 0) -> dict[float, float]:
     "Set `hybrid.lexical_weight` to the weight of `grid` with the best mean top-1 on `people` (unmasked + masked); returns {weight: top-1}."
     from deid_nb.masking import mask_fraction_of_types
-    from deid_nb.reidentifier import ranks_from_scores
     if not people:
         raise ValueError(f"{hybrid.name}: no held-out people to fit the lexical weight on")
     documents = [p.document for p in people]
     documents += [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents]
     columns = hybrid.columns([p.person_id for p in people] * 2)
-    neural, lexical = hybrid.neural.score(documents), hybrid.lexical_scores(documents)
-    top1 = {float(w): float(np.mean(ranks_from_scores(neural + w * lexical, columns) == 0)) for w in grid}
-    hybrid.lexical_weight = max(top1, key=lambda w: (top1[w], -w))
+    top1 = lexical_weight_table(hybrid.neural.score(documents), hybrid.lexical_scores(documents), columns, grid)
+    hybrid.lexical_weight = best_lexical_weight(top1)
     return top1
 
 # %% ../nbs/06_index.ipynb #006aaf14
