@@ -2,8 +2,8 @@
 
 For each adversary (a registry name, deid_nb.index) the script runs the search (deid_nb.search.deidentify, approximate
 search, K-anonymity w.r.t. that model) on the first N test documents, then prints % of words masked, each evaluator's
-top-1 % on the de-identified documents, and the paper's ensemble (re-identified when any of nn_uniform, nn_idf,
-nn_compact, bm25 ranks the person first).
+top-1 % on the de-identified documents, and the experiments' ensemble re-identification (the default profile's
+ensemble, deid_nb.analysis: re-identified when any of its models ranks the person first; deid_nb.metrics).
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/adversary_comparison.py --dataset wikibio_2000 --documents 30 \
         --adversaries nn_uniform nn_uniform_bm25
@@ -18,15 +18,16 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np
 import torch
 
-from deid_nb.core import atomic_write, count_masks, count_words, get_artifacts_dir
+from deid_nb import metrics
+from deid_nb.analysis import get_profile
+from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import load_dataset
-from deid_nb.index import DEFAULT_ENSEMBLE, load_reidentifier
+from deid_nb.index import load_reidentifier
 from deid_nb.search import deidentify
 
-PAPER_ENSEMBLE = (*DEFAULT_ENSEMBLE, "bm25")
+ENSEMBLE = get_profile("default").ensemble  # the experiments' evaluation ensemble
 
 
 def main():
@@ -35,7 +36,7 @@ def main():
     parser.add_argument("--documents", type=int, default=30, help="the first N test documents")
     parser.add_argument("--k", type=int, default=1)
     parser.add_argument("--adversaries", nargs="+", default=["nn_uniform", "nn_uniform_bm25"])
-    parser.add_argument("--evaluators", nargs="+", default=[*PAPER_ENSEMBLE, "nn_uniform_bm25"])
+    parser.add_argument("--evaluators", nargs="+", default=[*ENSEMBLE, "nn_uniform_bm25"])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", default=None, help="JSON results (default: <artifacts>/benchmarks/adversary_comparison_<dataset>.json)")
     args = parser.parse_args()
@@ -43,24 +44,22 @@ def main():
     dataset = load_dataset(args.dataset)
     people = dataset.split("test")[:args.documents]
     ids = [p.person_id for p in people]
-    names = list(dict.fromkeys([*args.adversaries, *args.evaluators, *PAPER_ENSEMBLE]))
-    reidentifiers = {name: load_reidentifier(name, dataset) for name in names}
-    total_words = sum(count_words(p.document) for p in people)
+    reidentifiers = {name: load_reidentifier(name, dataset) for name in dict.fromkeys([*args.adversaries, *args.evaluators, *ENSEMBLE])}
     results = []
     for adversary in args.adversaries:
         started = time.perf_counter()
-        outputs = deidentify(people, None, reidentifiers[adversary], k=args.k, search="approximate")
-        texts = [o.text for o in outputs]
-        ranks = {name: reidentifiers[name].ranks(texts, ids) for name in names}
+        texts = [o.text for o in deidentify(people, None, reidentifiers[adversary], k=args.k, search="approximate")]
+        ranks = metrics.reidentification_ranks(texts, ids, reidentifiers)  # every model once
+        evaluated = metrics.reidentification_summary(ranks)
+        ensemble = metrics.reidentification_summary(ranks[ranks.reidentifier.isin(ENSEMBLE)])
         row = {"adversary": adversary, "k": args.k, "documents": len(people),
-               "percent_masked": round(100 * sum(count_masks(t) for t in texts) / total_words, 1),
-               "top1": {name: round(100 * float(np.mean(ranks[name] == 0)), 1) for name in args.evaluators},
-               "paper_ensemble_reid": round(100 * float(np.mean(np.min([ranks[n] for n in PAPER_ENSEMBLE], axis=0) == 0)), 1),
-               "seconds": round(time.perf_counter() - started, 1)}
+               "percent_masked": round(metrics.percent_masked(texts, [p.document for p in people], average="corpus"), 1),
+               "top1": {n: round(evaluated[f"{n}_top1"], 1) for n in args.evaluators},
+               "ensemble_reid": round(ensemble["ensemble_reid"], 1), "seconds": round(time.perf_counter() - started, 1)}
         results.append(row)
         print(f"hiding from {adversary}: {row['percent_masked']}% of words masked; top-1 % "
               + ", ".join(f"{n} {v}" for n, v in row["top1"].items())
-              + f"; paper ensemble {row['paper_ensemble_reid']}   ({row['seconds']} s)", flush=True)
+              + f"; ensemble ({', '.join(ENSEMBLE)}) {row['ensemble_reid']}   ({row['seconds']} s)", flush=True)
     output = args.output or get_artifacts_dir() / "benchmarks" / f"adversary_comparison_{args.dataset}.json"
     with atomic_write(output) as f:
         json.dump(results, f, indent=1)
