@@ -1,7 +1,8 @@
 """Choose the BM25 channel of the hybrid re-identifier (deid_nb.index.HybridReidentifier) on validation documents.
 
 For every setting of the channel — BM25 terms (words only, or also order-free word pairs at most `pair_distance`
-apart), k1 and b — the script fits the channel's weight as `fit_lexical_weight` does (mean top-1 on the validation
+apart), k1, b and the query-term saturation k3 (`none`: every repeat of a document term counts, as rank_bm25; 0: each
+distinct term once) — the script fits the channel's weight as `fit_lexical_weight` does (mean top-1 on the validation
 documents unmasked and with 30% of word types masked) and prints the hybrid's top-1 % over the whole pool on the
 validation documents (unmasked / 30% / named-entity masking) and their mean, which is the selection criterion; then,
 for information only, the same on the test documents (unmasked / 30% / named entity / lexical / birth date only,
@@ -41,6 +42,8 @@ def main():
     parser.add_argument("--pair-distances", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--k1", type=float, nargs="+", default=[1.2, 2.0, 4.5])
     parser.add_argument("--b", type=float, nargs="+", default=[0.75, 0.9])
+    parser.add_argument("--k3", type=lambda v: None if v.lower() == "none" else float(v), nargs="+", default=[None, 0.0],
+                        help="query-term saturation values; 'none' counts every repeat")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", default=None, help="JSON results (default: <artifacts>/benchmarks/lexical_channel_grid_<dataset>.json)")
     args = parser.parse_args()
@@ -63,23 +66,23 @@ def main():
     neural_test = {c: neural.score(t) for c, t in test_conditions.items()}
     print(f"{args.dataset}: {len(validation)} validation and {len(test)} test documents, {len(dataset)} candidates, neural part {args.neural}", flush=True)
     results = []
-    for pair_distance, k1, b in itertools.product(args.pair_distances, args.k1, args.b):
-        hybrid = HybridReidentifier(neural, dataset.people, k1=k1, b=b, pair_distance=pair_distance)
+    for pair_distance, k1, b, k3 in itertools.product(args.pair_distances, args.k1, args.b, args.k3):
+        hybrid = HybridReidentifier(neural, dataset.people, k1=k1, b=b, pair_distance=pair_distance, k3=k3)
         lexical = {c: hybrid.lexical_scores(t) for c, t in validation_conditions.items()}
         fitted = ("unmasked", "30% types")  # what fit_lexical_weight fits on: the documents unmasked and 30%-masked
         weight = best_lexical_weight(lexical_weight_table(np.concatenate([neural_validation[c] for c in fitted]),
                                                           np.concatenate([lexical[c] for c in fitted]),
                                                           np.concatenate([validation_columns] * len(fitted))))
-        row = {"pair_distance": pair_distance, "k1": k1, "b": b, "lexical_weight": weight,
+        row = {"pair_distance": pair_distance, "k1": k1, "b": b, "k3": k3, "lexical_weight": weight,
                "validation": {c: top1(neural_validation[c], lexical[c], weight, validation_columns) for c in validation_conditions}}
         row["validation_mean"] = round(float(np.mean(list(row["validation"].values()))), 2)
         row["test"] = {c: top1(neural_test[c], hybrid.lexical_scores(t), weight, test_columns[c]) for c, t in test_conditions.items()}
         results.append(row)
-        print(f"pairs ≤ {pair_distance} apart, k1 {k1}, b {b}: weight {weight}; validation "
+        print(f"pairs ≤ {pair_distance} apart, k1 {k1}, b {b}, k3 {k3}: weight {weight}; validation "
               + " / ".join(str(v) for v in row["validation"].values()) + f" (mean {row['validation_mean']}); test "
               + " / ".join(str(v) for v in row["test"].values()), flush=True)
     best = max(results, key=lambda r: r["validation_mean"])
-    print(f"best on validation: pairs ≤ {best['pair_distance']} apart, k1 {best['k1']}, b {best['b']} (mean {best['validation_mean']})")
+    print(f"best on validation: pairs ≤ {best['pair_distance']} apart, k1 {best['k1']}, b {best['b']}, k3 {best['k3']} (mean {best['validation_mean']})")
     output = args.output or get_artifacts_dir() / "benchmarks" / f"lexical_channel_grid_{args.dataset}.json"
     with atomic_write(output) as f:
         json.dump(results, f, indent=1)

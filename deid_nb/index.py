@@ -85,16 +85,17 @@ class HybridReidentifier(Reidentifier):
     def __init__(self, neural: NeuralReidentifier, people: Sequence[Person],
                  lexical_weight: float = 0.5, # λ; 0 gives the neural re-identifier's scores
                  name: str | None = None, # default: "<neural name>+bm25"
-                 k1: float = 1.2, b: float = 0.9, # BM25 parameters (chosen on WikiBio-2000 validation documents, see below)
-                 pair_distance: int = 2): # BM25 terms: words and order-free pairs of words at most 2 apart (0: words only, as the paper's IR ReID)
+                 k1: float = 1.2, b: float = 0.75, # BM25 parameters (chosen on WikiBio-2000 validation documents, see below)
+                 pair_distance: int = 2, # BM25 terms: words and order-free pairs of words at most 2 apart (0: words only, as the paper's IR ReID)
+                 k3: float | None = 0.0): # query-term saturation: 0 counts each distinct document term once (None: every repeat, as rank_bm25)
         if not lexical_weight >= 0:
             raise ValueError(f"lexical_weight must be >= 0, got {lexical_weight}")
         self.neural, self.people, self.lexical_weight = neural, list(people), float(lexical_weight)
-        self.name, self.k1, self.b, self.pair_distance = name or f"{neural.name}+bm25", k1, b, pair_distance
+        self.name, self.k1, self.b, self.pair_distance, self.k3 = name or f"{neural.name}+bm25", k1, b, pair_distance, k3
         if [p.person_id for p in self.people] != neural.candidate_ids:
             raise ValueError(f"{self.name}: `people` must be the neural re-identifier's candidate pool, in its order")
         super().__init__(neural.candidate_ids)
-        self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", pair_distance=pair_distance)
+        self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", pair_distance=pair_distance, k3=k3)
 
     def lexical_scores(self, documents: Sequence[str]) -> np.ndarray:
         "The standardised BM25 channel, (n_documents, n_candidates)."
@@ -110,16 +111,16 @@ class HybridReidentifier(Reidentifier):
         "Append `people` to both channels' pool (BM25's statistics are recomputed over the grown pool); returns self."
         self.neural.add_profiles(people)
         self.people += list(people)
-        self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", pair_distance=self.pair_distance)
+        self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", pair_distance=self.pair_distance, k3=self.k3)
         Reidentifier.__init__(self, self.neural.candidate_ids)
         return self
 
     def __repr__(self):
         return (f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, lexical_weight={self.lexical_weight}, "
-                f"k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, candidates={len(self.candidate_ids)})")
+                f"k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})")
 
 # %% ../nbs/06_index.ipynb #h0code4
-LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
+LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)
 
 def lexical_weight_table(neural_scores: np.ndarray, lexical_scores: np.ndarray, columns: np.ndarray,
                          grid: Sequence[float] = LEXICAL_WEIGHTS) -> dict[float, float]:
@@ -158,8 +159,9 @@ class HybridSpec:
     neural: str = "nn_uniform"  # registry name of the neural part
     lexical_weight: float | None = None  # None: fitted on the dataset's validation documents (`fit_lexical_weight`)
     k1: float = 1.2  # the BM25 channel's parameters (see `HybridReidentifier`)
-    b: float = 0.9
+    b: float = 0.75
     pair_distance: int = 2
+    k3: float | None = 0.0
 
 REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the default model)",
@@ -200,7 +202,7 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
 def hybrid_from_spec(spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str) -> HybridReidentifier:
     "`neural` plus the BM25 channel over `dataset`'s people, its weight fixed by `spec` or fitted on the validation split."
     hybrid = HybridReidentifier(neural, dataset.people, spec.lexical_weight or 0.0, name=name, k1=spec.k1, b=spec.b,
-                                pair_distance=spec.pair_distance)
+                                pair_distance=spec.pair_distance, k3=spec.k3)
     if spec.lexical_weight is None:
         table = fit_lexical_weight(hybrid, dataset.split("validation"))
         logger.info("%s on %s: lexical weight %s (validation top-1 by weight: %s)", name, dataset.name, hybrid.lexical_weight, table)

@@ -80,8 +80,11 @@ def bm25_tokens(text: str,
 class BM25Reidentifier(Reidentifier):
     "The paper's IR ReID: BM25 (rank_bm25) over `key : value` profile text, documents as queries."
     def __init__(self, people: Sequence[Person], k1: float = 4.5, b: float = 0.9, name: str = "bm25",
-                 pair_distance: int = 0): # terms are words (the paper) or also order-free word pairs this close (see `bm25_tokens`)
-        self.name, self.k1, self.b, self.pair_distance = name, k1, b, pair_distance
+                 pair_distance: int = 0, # terms are words (the paper) or also order-free word pairs this close (see `bm25_tokens`)
+                 k3: float | None = None): # query-term saturation (k3 + 1)·qtf / (k3 + qtf): None counts repeats (rank_bm25, the paper), 0 counts each distinct term once
+        if k3 is not None and not k3 >= 0:
+            raise ValueError(f"{name}: k3 must be None or >= 0, got {k3}")
+        self.name, self.k1, self.b, self.pair_distance, self.k3 = name, k1, b, pair_distance, k3
         super().__init__([p.person_id for p in people])
         self.bm25 = BM25Okapi([bm25_tokens(profile_bm25_text(p.profile), pair_distance) for p in people], k1=k1, b=b)
         self.vocabulary = {t: i for i, t in enumerate(self.bm25.idf)}
@@ -98,14 +101,16 @@ class BM25Reidentifier(Reidentifier):
         return sp.csr_matrix((vals, (rows, cols)), shape=(len(self.vocabulary), len(self.candidate_ids)))
 
     def score(self, documents: Sequence[str]) -> np.ndarray:
-        "BM25 score of every profile for each document (query terms counted with repetition, as rank_bm25)."
+        "BM25 score of every profile for each document (query terms counted with repetition as rank_bm25, or saturated by `k3`)."
         rows, cols = [], []
         for i, document in enumerate(documents):
             for token in bm25_tokens(document, self.pair_distance):
                 if token in self.vocabulary:
                     rows.append(i); cols.append(self.vocabulary[token])
-        queries = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(documents), len(self.vocabulary)))
+        queries = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(documents), len(self.vocabulary)))  # sums repeats
+        if self.k3 is not None:
+            queries.data = (self.k3 + 1) * queries.data / (self.k3 + queries.data)
         return np.asarray((queries @ self.weights).todense(), dtype=np.float32)
 
     def __repr__(self):
-        return f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, candidates={len(self.candidate_ids)})"
+        return f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})"
