@@ -11,7 +11,6 @@ ensemble, deid_nb.analysis: re-identified when any of its models ranks the perso
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
@@ -22,7 +21,7 @@ import torch
 
 from deid_nb import metrics
 from deid_nb.analysis import get_profile
-from deid_nb.core import atomic_write, get_artifacts_dir
+from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import load_dataset
 from deid_nb.index import load_reidentifier
 from deid_nb.search import deidentify
@@ -60,10 +59,7 @@ def main():
         print(f"hiding from {adversary}: {row['percent_masked']}% of words masked; top-1 % "
               + ", ".join(f"{n} {v}" for n, v in row["top1"].items())
               + f"; ensemble ({', '.join(ENSEMBLE)}) {row['ensemble_reid']}   ({row['seconds']} s)", flush=True)
-    output = args.output or get_artifacts_dir() / "benchmarks" / f"adversary_comparison_{args.dataset}.json"
-    with atomic_write(output) as f:
-        json.dump(results, f, indent=1)
-    print(f"written {output}")
+    write_results(results, f"adversary_comparison_{args.dataset}", args.output)
 
 
 if __name__ == "__main__":

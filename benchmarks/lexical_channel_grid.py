@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,7 +23,7 @@ import numpy as np
 import torch
 
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
-from deid_nb.core import atomic_write, get_artifacts_dir
+from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import load_dataset
 from deid_nb.index import HybridReidentifier, best_lexical_weight, lexical_weight_table, load_reidentifier
 from deid_nb.masking import mask_fraction_of_types
@@ -83,10 +82,7 @@ def main():
               + " / ".join(str(v) for v in row["test"].values()), flush=True)
     best = max(results, key=lambda r: r["validation_mean"])
     print(f"best on validation: pairs ≤ {best['pair_distance']} apart, k1 {best['k1']}, b {best['b']}, k3 {best['k3']} (mean {best['validation_mean']})")
-    output = args.output or get_artifacts_dir() / "benchmarks" / f"lexical_channel_grid_{args.dataset}.json"
-    with atomic_write(output) as f:
-        json.dump(results, f, indent=1)
-    print(f"written {output}")
+    write_results(results, f"lexical_channel_grid_{args.dataset}", args.output)
 
 
 if __name__ == "__main__":

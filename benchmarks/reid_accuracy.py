@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from deid_nb import metrics
-from deid_nb.core import atomic_write, get_artifacts_dir
+from deid_nb.core import get_artifacts_dir
+from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import load_dataset
 from deid_nb.index import REIDENTIFIERS, HybridSpec, NeuralReidentifier, load_reidentifier
 from deid_nb.masking import mask_fraction_of_types
@@ -109,10 +110,8 @@ def main():
                   + (f" / birth date only {row['birth date only']}" if probe_texts else "")
                   + (f" / lexical weight {row['lexical_weight']}" if "lexical_weight" in row else "")
                   + f"   (train {train_seconds} s, load {load_seconds:.0f} s, {row['unmasked docs/s']} docs/s)", flush=True)
-    output = args.output or get_artifacts_dir() / "benchmarks" / "reid_accuracy.json"
-    with atomic_write(output) as f:
-        json.dump(results, f, indent=1)
-    print(f"\nwritten {output}")
+    print()
+    write_results(results, "reid_accuracy", args.output)
 
 
 if __name__ == "__main__":

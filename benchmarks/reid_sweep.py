@@ -27,7 +27,8 @@ import numpy as np
 import torch
 
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
-from deid_nb.core import atomic_write, get_artifacts_dir
+from deid_nb.core import atomic_write
+from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import PeopleDataset, load_dataset
 from deid_nb.index import HybridReidentifier, NeuralReidentifier, fit_lexical_weight
 from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
@@ -162,10 +163,7 @@ def main():
             results.append(hybrid_row)
             print(f"{name + '+bm25':22s} " + " / ".join(f"{c} {hybrid_row[c]:5.1f}" for c in conditions)
                   + f"   lexical weight {hybrid.lexical_weight} (fitted on validation)", flush=True)
-    output = args.output or get_artifacts_dir() / "benchmarks" / f"reid_sweep_{args.dataset}.json"
-    with atomic_write(output) as f:
-        json.dump(results, f, indent=1)
-    print(f"written {output}")
+    write_results(results, f"reid_sweep_{args.dataset}", args.output)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
 
-from deid_nb.core import atomic_write, get_artifacts_dir
+from deid_nb.core import get_artifacts_dir
+from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import load_dataset
 from deid_nb.model import BiEncoder, BiEncoderConfig
 from deid_nb.training import TrainingConfig, train_bi_encoder
@@ -59,10 +60,7 @@ def main():
                "epoch_seconds": round(time.perf_counter() - started, 1), **VARIANTS[variant]}
         results.append(row)
         print(json.dumps(row), flush=True)
-    output = args.output or get_artifacts_dir() / "benchmarks" / f"train_speed_{args.dataset}.json"
-    with atomic_write(output) as f:
-        json.dump(results, f, indent=1)
-    print(f"written {output}")
+    write_results(results, f"train_speed_{args.dataset}", args.output)
 
 
 if __name__ == "__main__":
