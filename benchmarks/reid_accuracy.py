@@ -96,8 +96,8 @@ def main():
                     train_seconds = round(sum(e["seconds"] for e in record["history"]), 1)
             load_seconds = time.perf_counter() - started
             row = {"dataset": dataset_name, "model": name, "train_seconds": train_seconds, "load_seconds": round(load_seconds, 1)}
-            if hasattr(reidentifier, "lexical_weight"):  # a hybrid: the BM25 channel's weight, fitted on validation documents
-                row["lexical_weight"] = reidentifier.lexical_weight
+            if hasattr(reidentifier, "lexical_weight"):  # a hybrid: the BM25 channel's terms and weight, fitted on validation documents
+                row["lexical_weight"], row["pair_distance"] = reidentifier.lexical_weight, reidentifier.pair_distance
             for condition, texts in documents.items():
                 scored = time.perf_counter()
                 row[condition] = round(100 * float(np.mean(reidentifier.ranks(texts, true_ids) == 0)), 1)
@@ -108,7 +108,7 @@ def main():
             results.append(row)
             print(f"  {name:12s} top-1 %: " + " / ".join(f"{c} {row[c]}" for c in documents)
                   + (f" / birth date only {row['birth date only']}" if probe_texts else "")
-                  + (f" / lexical weight {row['lexical_weight']}" if "lexical_weight" in row else "")
+                  + (f" / pair distance {row['pair_distance']}, lexical weight {row['lexical_weight']}" if "lexical_weight" in row else "")
                   + f"   (train {train_seconds} s, load {load_seconds:.0f} s, {row['unmasked docs/s']} docs/s)", flush=True)
     print()
     write_results(results, "reid_accuracy", args.output)

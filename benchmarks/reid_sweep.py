@@ -11,7 +11,8 @@ and lexical masking (deid_nb.baselines.lexical_redact), plus the training time. 
 
 The masked test conditions need spaCy; `--write-conditions FILE` stores them as JSON and `--conditions FILE` reads them
 back, so a machine without spaCy (e.g. a GPU box) can run the sweep (`--device cuda`). `--lexical-channel` also scores
-each variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier, weight fitted on validation).
+each variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier), its terms and weight fitted on the
+validation documents as the registry's hybrids do (deid_nb.index.fit_lexical_channel, which needs spaCy).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import reid_accuracy  # the same test conditions (this script's folder is on sys
 from deid_nb.core import atomic_write
 from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import PeopleDataset, load_dataset
-from deid_nb.index import HybridReidentifier, NeuralReidentifier, fit_lexical_weight
+from deid_nb.index import HybridReidentifier, NeuralReidentifier, fit_lexical_channel
 from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
 from deid_nb.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
 
@@ -105,7 +106,7 @@ def main():
                         help="every variant also trains on one pseudo-document per candidate profile (TrainingConfig.profile_documents)")
     parser.add_argument("--lexical-channel", action="store_true",
                         help="also score every variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier), "
-                             "its weight fitted on the validation documents")
+                             "its terms and weight fitted on the validation documents (deid_nb.index.fit_lexical_channel)")
     args = parser.parse_args()
     variants = dict(VARIANTS, **{k: tuple(v) for k, v in json.loads(args.extra or "{}").items()})
     if args.device == "cpu":
@@ -155,14 +156,14 @@ def main():
               + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)
         if args.lexical_channel:
             hybrid = HybridReidentifier(index, dataset.people)
-            fit_lexical_weight(hybrid, dataset.split("validation"))
-            hybrid_row = {**row, "variant": f"{name}+bm25", "lexical_weight": hybrid.lexical_weight}
+            fit_lexical_channel(hybrid, dataset.split("validation"))  # terms and weight, as the registry's hybrids
+            hybrid_row = {**row, "variant": f"{name}+bm25", "lexical_weight": hybrid.lexical_weight, "pair_distance": hybrid.pair_distance}
             for condition, texts in conditions.items():
                 ids = probe_ids if condition == "birth date only" else [p.person_id for p in people]
                 hybrid_row[condition] = round(100 * float(np.mean(hybrid.ranks(texts, ids) == 0)), 1)
             results.append(hybrid_row)
             print(f"{name + '+bm25':22s} " + " / ".join(f"{c} {hybrid_row[c]:5.1f}" for c in conditions)
-                  + f"   lexical weight {hybrid.lexical_weight} (fitted on validation)", flush=True)
+                  + f"   pair distance {hybrid.pair_distance}, lexical weight {hybrid.lexical_weight} (fitted on validation)", flush=True)
     write_results(results, f"reid_sweep_{args.dataset}", args.output)
 
 

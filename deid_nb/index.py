@@ -23,10 +23,10 @@ from .training import TrainingConfig, run_directory, train_reidentifier
 logger = get_logger("deid_nb.index")
 
 # %% auto #0
-__all__ = ['logger', 'LEXICAL_WEIGHTS', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'DEFAULT_ENSEMBLE', 'NeuralReidentifier',
-           'add_profiles', 'standardise_rows', 'HybridReidentifier', 'lexical_weight_table', 'best_lexical_weight',
-           'fit_lexical_weight', 'NeuralSpec', 'HybridSpec', 'load_reidentifier', 'hybrid_from_spec', 'load_ensemble',
-           'ensemble_ranks']
+__all__ = ['logger', 'LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'DEFAULT_ENSEMBLE',
+           'NeuralReidentifier', 'add_profiles', 'standardise_rows', 'HybridReidentifier', 'lexical_weight_table',
+           'best_lexical_weight', 'fit_lexical_weight', 'fit_lexical_channel', 'NeuralSpec', 'HybridSpec',
+           'load_reidentifier', 'hybrid_from_spec', 'load_ensemble', 'ensemble_ranks']
 
 # %% ../nbs/06_index.ipynb #be7cf6f2
 class NeuralReidentifier(Reidentifier):
@@ -144,6 +144,39 @@ def fit_lexical_weight(hybrid: HybridReidentifier, people: Sequence[Person], # h
     hybrid.lexical_weight = best_lexical_weight(top1)
     return top1
 
+PAIR_DISTANCES = (0, 2)  # the channel's term sets to choose from: words only; words and order-free pairs at most two apart
+
+def fit_lexical_channel(hybrid: HybridReidentifier, people: Sequence[Person], # held-out people whose documents choose the channel
+                        pair_distances: Sequence[int] = PAIR_DISTANCES, grid: Sequence[float] = LEXICAL_WEIGHTS,
+                        mask_fraction: float = 0.3, seed: int = 0) -> dict[int, dict]:
+    """Choose the channel's terms and weight on `people`'s documents, as `benchmarks/lexical_channel_grid.py` chose its settings.
+    For each pair distance the weight is fitted as `fit_lexical_weight` does (documents unmasked + 30% masked); the distance kept is the
+    one with the best mean top-1 over the documents unmasked, 30% masked and after the named-entity baseline (ties: the smaller distance).
+    Sets `hybrid`'s pair_distance, BM25 channel and lexical_weight; returns {distance: {"lexical_weight", "top1" by condition, "mean"}}."""
+    from deid_nb.baselines import named_entity_redact
+    from deid_nb.masking import mask_fraction_of_types
+    if not people:
+        raise ValueError(f"{hybrid.name}: no held-out people to fit the lexical channel on")
+    if not pair_distances:
+        raise ValueError(f"{hybrid.name}: no pair distances to choose from")
+    documents = [p.document for p in people]
+    conditions = {"unmasked": documents, "30% types": [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents],
+                  "named entity": named_entity_redact(documents)}
+    columns = hybrid.columns([p.person_id for p in people])
+    neural = {c: hybrid.neural.score(texts) for c, texts in conditions.items()}
+    fitted = ("unmasked", "30% types")  # what fit_lexical_weight fits the weight on
+    results, channels = {}, {}
+    for distance in pair_distances:
+        channels[distance] = BM25Reidentifier(hybrid.people, hybrid.k1, hybrid.b, name=f"{hybrid.name}.bm25", pair_distance=distance, k3=hybrid.k3)
+        lexical = {c: standardise_rows(channels[distance].score(texts)) for c, texts in conditions.items()}
+        weight = best_lexical_weight(lexical_weight_table(np.concatenate([neural[c] for c in fitted]), np.concatenate([lexical[c] for c in fitted]),
+                                                          np.concatenate([columns] * len(fitted)), grid))
+        top1 = {c: lexical_weight_table(neural[c], lexical[c], columns, (weight,))[weight] for c in conditions}
+        results[distance] = {"lexical_weight": weight, "top1": top1, "mean": float(np.mean(list(top1.values())))}
+    best = max(results, key=lambda d: (results[d]["mean"], -d))
+    hybrid.pair_distance, hybrid.bm25, hybrid.lexical_weight = best, channels[best], results[best]["lexical_weight"]
+    return results
+
 # %% ../nbs/06_index.ipynb #006aaf14
 @dataclass(frozen=True)
 class NeuralSpec:
@@ -160,21 +193,25 @@ class HybridSpec:
     lexical_weight: float | None = None  # None: fitted on the dataset's validation documents (`fit_lexical_weight`)
     k1: float = 1.2  # the BM25 channel's parameters (see `HybridReidentifier`)
     b: float = 0.75
-    pair_distance: int = 2
+    pair_distance: int | None = None  # None: chosen with the weight on the validation documents from PAIR_DISTANCES (`fit_lexical_channel`)
     k3: float | None = 0.0
 
 REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
-    "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the default model)",
+    "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the paper's NN ReID)",
                              BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2)),
     "nn_idf": NeuralSpec("MiniLM f and g, mean pooling, 3072-d projection, IDF-weighted masking prior, 1 epoch",
                          training=TrainingConfig(masking_prior="idf")),
     "nn_compact": NeuralSpec("MiniLM f and g, no projection (384-d), documents cut at 96 tokens, prior p ~ U(0, 0.7), label smoothing 0.01",
                              BiEncoderConfig(embedding_dim=None, max_document_tokens=96),
                              TrainingConfig(mask_max_rate=0.7, label_smoothing=0.01, seed=1)),
-    "nn_uniform_bm25": HybridSpec("nn_uniform plus the standardised BM25 channel, weight fitted on validation documents (not in the paper)"),
+    "nn_unfrozen": NeuralSpec("nn_uniform with all six layers trained (frozen_layers=0), 2 epochs: the neural part of the default",
+                              BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2, frozen_layers=0)),
+    "nn_uniform_bm25": HybridSpec("nn_uniform plus the standardised BM25 channel, terms and weight fitted on validation documents (not in the paper)"),
+    "nn_unfrozen_bm25": HybridSpec("nn_unfrozen plus the standardised BM25 channel, terms and weight fitted on validation documents "
+                                   "(not in the paper; the default)", neural="nn_unfrozen"),
     "bm25": None,  # BM25Reidentifier (k1 = 4.5, b = 0.9)
 }
-DEFAULT_REIDENTIFIER = "nn_uniform"
+DEFAULT_REIDENTIFIER = "nn_unfrozen_bm25"
 DEFAULT_ENSEMBLE = ("nn_uniform", "nn_idf", "nn_compact")
 
 # %% ../nbs/06_index.ipynb #362d5d6b
@@ -200,10 +237,14 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
     return NeuralReidentifier(trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
 
 def hybrid_from_spec(spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str) -> HybridReidentifier:
-    "`neural` plus the BM25 channel over `dataset`'s people, its weight fixed by `spec` or fitted on the validation split."
+    "`neural` plus the BM25 channel over `dataset`'s people, its terms and weight fixed by `spec` or fitted on the validation split."
     hybrid = HybridReidentifier(neural, dataset.people, spec.lexical_weight or 0.0, name=name, k1=spec.k1, b=spec.b,
-                                pair_distance=spec.pair_distance, k3=spec.k3)
-    if spec.lexical_weight is None:
+                                pair_distance=PAIR_DISTANCES[-1] if spec.pair_distance is None else spec.pair_distance, k3=spec.k3)
+    if spec.pair_distance is None:
+        fits = fit_lexical_channel(hybrid, dataset.split("validation"), grid=LEXICAL_WEIGHTS if spec.lexical_weight is None else (spec.lexical_weight,))
+        logger.info("%s on %s: pair distance %s, lexical weight %s (validation top-1 by distance: %s)", name, dataset.name,
+                    hybrid.pair_distance, hybrid.lexical_weight, {d: {c: round(v, 4) for c, v in f["top1"].items()} for d, f in fits.items()})
+    elif spec.lexical_weight is None:
         table = fit_lexical_weight(hybrid, dataset.split("validation"))
         logger.info("%s on %s: lexical weight %s (validation top-1 by weight: %s)", name, dataset.name, hybrid.lexical_weight, table)
     return hybrid
