@@ -6,6 +6,7 @@ then report top-1 over the whole candidate pool on the validation documents, unm
 
 naive:  all layers trained, every batch padded to 128 tokens, shuffled batches
 recipe: embeddings + bottom 3 layers frozen, length-bucketed batches with dynamic padding
+recipe_all_layers: the recipe with all six layers trained (embeddings frozen), as the registry's nn_unfrozen
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/train_speed.py --dataset wikibio_2000 --train-documents 320
 """
@@ -31,6 +32,7 @@ from deid_nb.training import TrainingConfig, train_bi_encoder
 VARIANTS = {
     "naive": dict(frozen_layers=0, freeze_embeddings=False, length_bucketing=False, dynamic_padding=False),
     "recipe": dict(frozen_layers=3, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True),
+    "recipe_all_layers": dict(frozen_layers=0, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True),  # nn_unfrozen's
 }
 
 
