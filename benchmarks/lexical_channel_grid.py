@@ -25,8 +25,7 @@ import torch
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
 from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.data import load_dataset
-from deid_nb.index import HybridReidentifier, best_lexical_weight, lexical_weight_table, load_reidentifier
-from deid_nb.masking import mask_fraction_of_types
+from deid_nb.index import HybridReidentifier, channel_conditions, fitted_lexical_weight, lexical_weight_table, load_reidentifier
 
 
 def top1(neural_scores: np.ndarray, lexical_scores: np.ndarray, weight: float, columns: np.ndarray) -> float:
@@ -47,14 +46,10 @@ def main():
     parser.add_argument("--output", default=None, help="JSON results (default: <artifacts>/benchmarks/lexical_channel_grid_<dataset>.json)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    from deid_nb.baselines import named_entity_redact
     dataset = load_dataset(args.dataset)
     neural = load_reidentifier(args.neural, dataset)
     validation, test = dataset.split("validation"), dataset.split("test")
-    validation_documents = [p.document for p in validation]
-    validation_conditions = {"unmasked": validation_documents,
-                             "30% types": [mask_fraction_of_types(d, 0.3, seed=0) for d in validation_documents],
-                             "named entity": named_entity_redact(validation_documents)}
+    validation_conditions = channel_conditions(validation)  # what fit_lexical_channel chooses on
     test_conditions = reid_accuracy.conditions(test)
     probe_texts, probe_ids, _ = reid_accuracy.birth_date_probe(test, dataset.people)
     if probe_texts:
@@ -68,10 +63,7 @@ def main():
     for pair_distance, k1, b, k3 in itertools.product(args.pair_distances, args.k1, args.b, args.k3):
         hybrid = HybridReidentifier(neural, dataset.people, k1=k1, b=b, pair_distance=pair_distance, k3=k3)
         lexical = {c: hybrid.lexical_scores(t) for c, t in validation_conditions.items()}
-        fitted = ("unmasked", "30% types")  # what fit_lexical_weight fits on: the documents unmasked and 30%-masked
-        weight = best_lexical_weight(lexical_weight_table(np.concatenate([neural_validation[c] for c in fitted]),
-                                                          np.concatenate([lexical[c] for c in fitted]),
-                                                          np.concatenate([validation_columns] * len(fitted))))
+        weight = fitted_lexical_weight(neural_validation, lexical, validation_columns)  # as fit_lexical_weight
         row = {"pair_distance": pair_distance, "k1": k1, "b": b, "k3": k3, "lexical_weight": weight,
                "validation": {c: top1(neural_validation[c], lexical[c], weight, validation_columns) for c in validation_conditions}}
         row["validation_mean"] = round(float(np.mean(list(row["validation"].values()))), 2)

@@ -23,10 +23,11 @@ from .training import TrainingConfig, run_directory, train_reidentifier
 logger = get_logger("deid_nb.index")
 
 # %% auto #0
-__all__ = ['logger', 'LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'DEFAULT_ENSEMBLE',
-           'NeuralReidentifier', 'add_profiles', 'standardise_rows', 'HybridReidentifier', 'lexical_weight_table',
-           'best_lexical_weight', 'fit_lexical_weight', 'fit_lexical_channel', 'NeuralSpec', 'HybridSpec',
-           'load_reidentifier', 'hybrid_from_spec', 'load_ensemble', 'ensemble_ranks']
+__all__ = ['logger', 'LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'WEIGHT_CONDITIONS', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER',
+           'DEFAULT_ENSEMBLE', 'NeuralReidentifier', 'add_profiles', 'standardise_rows', 'HybridReidentifier',
+           'lexical_weight_table', 'best_lexical_weight', 'fit_lexical_weight', 'channel_conditions',
+           'fitted_lexical_weight', 'fit_lexical_channel', 'NeuralSpec', 'HybridSpec', 'load_reidentifier',
+           'hybrid_from_spec', 'load_ensemble', 'ensemble_ranks']
 
 # %% ../nbs/06_index.ipynb #be7cf6f2
 class NeuralReidentifier(Reidentifier):
@@ -145,6 +146,22 @@ def fit_lexical_weight(hybrid: HybridReidentifier, people: Sequence[Person], # h
     return top1
 
 PAIR_DISTANCES = (0, 2)  # the channel's term sets to choose from: words only; words and order-free pairs at most two apart
+WEIGHT_CONDITIONS = ("unmasked", "30% types")  # the held-out conditions the weight is fitted on (as fit_lexical_weight)
+
+def channel_conditions(people: Sequence[Person], mask_fraction: float = 0.3, seed: int = 0) -> dict[str, list[str]]:
+    "`people`'s documents unmasked, with a fixed fraction of word types masked, and after the named-entity baseline (spaCy)."
+    from deid_nb.baselines import named_entity_redact
+    from deid_nb.masking import mask_fraction_of_types
+    documents = [p.document for p in people]
+    return {"unmasked": documents, "30% types": [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents],
+            "named entity": named_entity_redact(documents)}
+
+def fitted_lexical_weight(neural: dict[str, np.ndarray], lexical: dict[str, np.ndarray], columns: np.ndarray,
+                          grid: Sequence[float] = LEXICAL_WEIGHTS) -> float:
+    "The weight of `grid` with the best top-1 over the WEIGHT_CONDITIONS of per-condition scores (ties: the smaller weight)."
+    return best_lexical_weight(lexical_weight_table(np.concatenate([neural[c] for c in WEIGHT_CONDITIONS]),
+                                                    np.concatenate([lexical[c] for c in WEIGHT_CONDITIONS]),
+                                                    np.concatenate([columns] * len(WEIGHT_CONDITIONS)), grid))
 
 def fit_lexical_channel(hybrid: HybridReidentifier, people: Sequence[Person], # held-out people whose documents choose the channel
                         pair_distances: Sequence[int] = PAIR_DISTANCES, grid: Sequence[float] = LEXICAL_WEIGHTS,
@@ -153,24 +170,19 @@ def fit_lexical_channel(hybrid: HybridReidentifier, people: Sequence[Person], # 
     For each pair distance the weight is fitted as `fit_lexical_weight` does (documents unmasked + 30% masked); the distance kept is the
     one with the best mean top-1 over the documents unmasked, 30% masked and after the named-entity baseline (ties: the smaller distance).
     Sets `hybrid`'s pair_distance, BM25 channel and lexical_weight; returns {distance: {"lexical_weight", "top1" by condition, "mean"}}."""
-    from deid_nb.baselines import named_entity_redact
-    from deid_nb.masking import mask_fraction_of_types
     if not people:
         raise ValueError(f"{hybrid.name}: no held-out people to fit the lexical channel on")
     if not pair_distances:
         raise ValueError(f"{hybrid.name}: no pair distances to choose from")
-    documents = [p.document for p in people]
-    conditions = {"unmasked": documents, "30% types": [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents],
-                  "named entity": named_entity_redact(documents)}
+    conditions = channel_conditions(people, mask_fraction, seed)
     columns = hybrid.columns([p.person_id for p in people])
     neural = {c: hybrid.neural.score(texts) for c, texts in conditions.items()}
-    fitted = ("unmasked", "30% types")  # what fit_lexical_weight fits the weight on
     results, channels = {}, {}
     for distance in pair_distances:
-        channels[distance] = BM25Reidentifier(hybrid.people, hybrid.k1, hybrid.b, name=f"{hybrid.name}.bm25", pair_distance=distance, k3=hybrid.k3)
+        channels[distance] = hybrid.bm25 if distance == hybrid.pair_distance else BM25Reidentifier(
+            hybrid.people, hybrid.k1, hybrid.b, name=f"{hybrid.name}.bm25", pair_distance=distance, k3=hybrid.k3)
         lexical = {c: standardise_rows(channels[distance].score(texts)) for c, texts in conditions.items()}
-        weight = best_lexical_weight(lexical_weight_table(np.concatenate([neural[c] for c in fitted]), np.concatenate([lexical[c] for c in fitted]),
-                                                          np.concatenate([columns] * len(fitted)), grid))
+        weight = fitted_lexical_weight(neural, lexical, columns, grid)
         top1 = {c: lexical_weight_table(neural[c], lexical[c], columns, (weight,))[weight] for c in conditions}
         results[distance] = {"lexical_weight": weight, "top1": top1, "mean": float(np.mean(list(top1.values())))}
     best = max(results, key=lambda d: (results[d]["mean"], -d))
