@@ -13,11 +13,11 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from .core import MASK_TOKEN, WORD_PATTERN, normalise_masks, words
+from .core import MASK_ALIASES, MASK_TOKEN, WORD_PATTERN, normalise_masks, words
 
 # %% auto #0
-__all__ = ['MASKING_PRIORS', 'word_types', 'mask_word_types', 'word_spans', 'mask_word_positions', 'idf_weights', 'word_idf',
-           'MaskingPrior', 'sample_masked_document', 'mask_fraction_of_types']
+__all__ = ['UNIT_PATTERN', 'MASKING_PRIORS', 'word_types', 'mask_word_types', 'word_spans', 'mask_word_positions', 'text_units',
+           'idf_weights', 'word_idf', 'MaskingPrior', 'sample_masked_document', 'mask_fraction_of_types']
 
 # %% ../nbs/02_masking.ipynb #d4834a6c
 def word_types(text: str) -> list[str]:
@@ -47,6 +47,13 @@ def mask_word_positions(text: str, positions: Iterable[int], mask_token: str = M
         text = text[:start] + mask_token + text[end:]
     return text
 
+# %% ../nbs/02_masking.ipynb #2a895f75
+UNIT_PATTERN = re.compile("|".join(re.escape(m) for m in MASK_ALIASES) + r"|\b\w+\b")
+
+def text_units(text: str) -> list[str]:
+    "The units of `text`, in order: mask tokens and `\\b\\w+\\b` words."
+    return UNIT_PATTERN.findall(text)
+
 # %% ../nbs/02_masking.ipynb #746bf045
 def idf_weights(texts: Iterable[str]) -> dict[str, float]:
     "log(N / document frequency) for every lower-cased word type in `texts`."
@@ -60,38 +67,21 @@ def word_idf(word: str, idf: Mapping[str, float]) -> float:
     return value if value is not None else max(idf.values(), default=0.0)
 
 # %% ../nbs/02_masking.ipynb #10b701e6
-MASKING_PRIORS = ("uniform", "idf", "lexical_mix", "entity_mix", "none")
+MASKING_PRIORS = ("uniform", "idf", "none")
 
 @dataclass
 class MaskingPrior:
     "The random word-type masking applied to training documents."
-    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "lexical_mix", "entity_mix": see below; "none": no masking
+    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "none": no masking
     max_rate: float = 1.0  # p ~ U(0, max_rate)
-    mix_share: float = 0.5  # "lexical_mix" / "entity_mix": how often the baseline's masks come first
 
     def __post_init__(self):
         if self.kind not in MASKING_PRIORS:
             raise ValueError(f"unknown masking prior {self.kind!r}; choose one of {MASKING_PRIORS}")
 
-    def __call__(self, text: str, rng: np.random.Generator, idf: Mapping[str, float] | None = None,
-                 profile: Mapping[str, str] | None = None, # the document's profile ("lexical_mix" only)
-                 entity_masked: str | None = None, # `text` after named-entity masking ("entity_mix" only; see deid_nb.baselines)
-                ) -> str:
-        "Mask round(p × #types) word types of `text`, p ~ U(0, max_rate) (for the mixes: see below)."
-        if self.kind not in ("lexical_mix", "entity_mix"):
-            return sample_masked_document(text, rng, self.kind, idf, self.max_rate)
-        if self.kind == "lexical_mix" and profile is None:
-            raise ValueError("the 'lexical_mix' masking prior needs the document's profile")
-        if self.kind == "entity_mix" and entity_masked is None:
-            raise ValueError("the 'entity_mix' masking prior needs the document after named-entity masking (entity_masked=)")
-        if rng.random() < self.mix_share:  # the baseline's masks, then p ~ U(0, max_rate / 2) of the rest
-            if self.kind == "lexical_mix":
-                in_profile = {t for value in profile.values() for t in word_types(str(value))}
-                text = mask_word_types(text, set(word_types(text)) & in_profile)
-            else:
-                text = entity_masked
-            return sample_masked_document(text, rng, "uniform", idf, self.max_rate / 2)
-        return sample_masked_document(text, rng, "uniform", idf, self.max_rate)
+    def __call__(self, text: str, rng: np.random.Generator, idf: Mapping[str, float] | None = None) -> str:
+        "Mask round(p × #types) word types of `text`, p ~ U(0, max_rate)."
+        return sample_masked_document(text, rng, self.kind, idf, self.max_rate)
 
 # %% ../nbs/02_masking.ipynb #aa71174e
 def sample_masked_document(text: str, rng: np.random.Generator, prior: str = "uniform",
