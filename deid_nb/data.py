@@ -206,6 +206,13 @@ def records_sha256(path: str | Path, # a JSON Lines file
     return digest.hexdigest()
 
 # %% ../nbs/01_data.ipynb #270d316a
+def _records_match(path: Path, source: DataSource) -> bool:
+    "Whether the file's records have the pinned records digest (a file that is not even valid JSON Lines has not)."
+    try:
+        return records_sha256(path, source.record_fields) == source.records_sha256
+    except DataError:
+        return False
+
 def check_dataset_file(name: str, path: str | Path) -> str:
     "Which pinned copy of dataset `name` the file at `path` is; a `ChecksumError` naming the file if it is none of them."
     source, path = DATA_SOURCES[name], Path(path)
@@ -213,7 +220,7 @@ def check_dataset_file(name: str, path: str | Path) -> str:
     digest = sha256_of(path)
     if digest in known:
         return known[digest]
-    if source.records_sha256 and records_sha256(path, source.record_fields) == source.records_sha256:
+    if source.records_sha256 and _records_match(path, source):
         return "the public file's records"
     raise ChecksumError(f"{name}: {path} has SHA-256 {digest}, which is none of the pinned copies ({'; '.join(known.values()) or 'none'})"
                         f"{' and whose records do not match the pinned public records' if source.records_sha256 else ''}; "
