@@ -61,7 +61,7 @@ class People(list):
         super().__init__(people)
         self.skipped = list(skipped)
 
-# %% ../nbs/01_data.ipynb #12c9e61f
+# %% ../nbs/01_data.ipynb #95c2f698
 ON_ERROR = ("skip", "raise")
 
 def _check_on_error(on_error: str):
@@ -76,7 +76,7 @@ def _reject(record: SkippedRecord, on_error: str, skipped: list[SkippedRecord]):
     logger.warning("%s; skipped", message)
     skipped.append(record)
 
-# %% ../nbs/01_data.ipynb #95c2f698
+# %% ../nbs/01_data.ipynb #ebe448fd
 def _record_problem(person: Person, seen: Mapping[str, str]) -> str | None:
     "Why `person` cannot be used (None if it can); `seen` maps the ids kept so far to where they were."
     if not isinstance(person.person_id, str):
@@ -91,7 +91,7 @@ def _record_problem(person: Person, seen: Mapping[str, str]) -> str | None:
         return "the profile is empty"
     return None
 
-# %% ../nbs/01_data.ipynb #120994b4
+# %% ../nbs/01_data.ipynb #5208b4ea
 def validate_people(people: Iterable[Person], source: str = "data",
                     on_error: str = "skip", # "skip": log the bad record, report it in `.skipped` and go on; "raise": DataError
                     locations: list[str] | None = None, # where each person came from ("line 7"); default "record i"
@@ -112,7 +112,7 @@ def validate_people(people: Iterable[Person], source: str = "data",
         raise DataError(f"{source}: none of the {len(people)} records is usable (first: {skipped[earlier].reason})")
     return People(kept, skipped)
 
-# %% ../nbs/01_data.ipynb #5208b4ea
+# %% ../nbs/01_data.ipynb #198d4431
 def linearise_profile(profile: Mapping[str, str], key_value_sep: str = " || ", row_sep: str = "\n") -> str:
     "The profile as text, one `key || value` row per field, in the profile's order."
     return row_sep.join(f"{key.replace('_', ' ')}{key_value_sep}{value}" for key, value in profile.items())
@@ -121,7 +121,7 @@ def profile_bm25_text(profile: Mapping[str, str]) -> str:
     "The profile as BM25 sees it: `key : value` rows joined by spaces."
     return linearise_profile(profile, " : ", " ")
 
-# %% ../nbs/01_data.ipynb #198d4431
+# %% ../nbs/01_data.ipynb #df02501c
 @dataclass(frozen=True)
 class DataSource:
     "One dataset file: where it lives in the data directory, its commit-pinned public URL, and the digests a good copy has."
@@ -134,7 +134,7 @@ class DataSource:
     records_sha256: str | None = None # digest of the records the loader keeps, for a public file whose own digest is unknown
     record_fields: tuple[str, ...] = () # the fields `records_sha256` covers
 
-# %% ../nbs/01_data.ipynb #b9261808
+# %% ../nbs/01_data.ipynb #0d934bab
 _RAW = "https://raw.githubusercontent.com"
 _WIKIBIO_2000_FIELDS = ("id", "title", "url", "box", "text", "text_anon", "meta")
 
@@ -170,7 +170,7 @@ DATA_SOURCES = {
         sha256="85e0a83400ac9e3bf7f78feeef0a4a64d81ba32cff18fd95c71756df096e1a59"),
 }
 
-# %% ../nbs/01_data.ipynb #0d934bab
+# %% ../nbs/01_data.ipynb #602490d8
 def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
     "(line number, record) for each non-blank line; numbers kept as the text written; a bad line raises `DataError` naming it."
     records = []
@@ -189,7 +189,7 @@ def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
         raise DataError(f"{path}: the file is empty (no records)")
     return records
 
-# %% ../nbs/01_data.ipynb #602490d8
+# %% ../nbs/01_data.ipynb #270d316a
 def _is_canary(record: Mapping) -> bool:
     "A synthetic canary record of the public WikiBio-2000 file (its id starts with `canary`)."
     return str(record.get("id", "")).startswith("canary")
@@ -205,7 +205,7 @@ def records_sha256(path: str | Path, # a JSON Lines file
             digest.update(canonical.encode("utf-8") + b"\n")
     return digest.hexdigest()
 
-# %% ../nbs/01_data.ipynb #270d316a
+# %% ../nbs/01_data.ipynb #a25ffc29
 def _records_match(path: Path, source: DataSource) -> bool:
     "Whether the file's records have the pinned records digest (a file that is not even valid JSON Lines has not)."
     try:
@@ -226,7 +226,7 @@ def check_dataset_file(name: str, path: str | Path) -> str:
                         f"{' and whose records do not match the pinned public records' if source.records_sha256 else ''}; "
                         f"the file is corrupt or changed: delete it to download {source.url} again, or pass your own file as path=")
 
-# %% ../nbs/01_data.ipynb #a25ffc29
+# %% ../nbs/01_data.ipynb #15915738
 def _data_dir_origin(data_dir) -> str | None:
     "How the data directory was chosen: `data_dir=`, `$DEID_NB_DATA`, or None for the default download cache."
     return "data_dir=" if data_dir else "$DEID_NB_DATA" if os.environ.get("DEID_NB_DATA") else None
@@ -237,7 +237,7 @@ def _data_hint(directory: Path) -> str:
     return (f"looked in {directory}, which should hold {expected}; pass data_dir= or set $DEID_NB_DATA to the directory "
             "holding them (leave both unset to download the public files into the package's cache)")
 
-# %% ../nbs/01_data.ipynb #5a7c85cc
+# %% ../nbs/01_data.ipynb #0b507cc5
 def _download_dataset(name: str, source: DataSource, path: Path, directory: Path) -> Path:
     "Download dataset `name`'s public file to `path`, or a `DataError` saying what failed and where the data should be."
     logger.info("%s not found in %s; downloading %s", name, directory, source.url)
@@ -247,6 +247,7 @@ def _download_dataset(name: str, source: DataSource, path: Path, directory: Path
         raise DataError(f"{name}: {path} is missing and downloading {source.url} failed "
                         f"({type(error).__name__}: {error}); {_data_hint(directory)}") from error
 
+# %% ../nbs/01_data.ipynb #d89ce220
 def dataset_path(name: str, data_dir: str | Path | None = None,
                  download: bool = True, # download the public file into the default cache if it is missing
                 ) -> Path:
@@ -265,7 +266,7 @@ def dataset_path(name: str, data_dir: str | Path | None = None,
         check_dataset_file(name, path)
     return path
 
-# %% ../nbs/01_data.ipynb #0b507cc5
+# %% ../nbs/01_data.ipynb #c6af08ae
 def _csv_records(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
     "Header, records (all fields text) and the line each record starts on; a record with the wrong field count raises."
     with open(path, newline="", encoding="utf-8-sig") as f:
@@ -285,7 +286,7 @@ def _csv_records(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
             raise DataError(f"{path}: line {reader.line_num} is not valid CSV ({error})") from None
     return header, records, lines
 
-# %% ../nbs/01_data.ipynb #5859d386
+# %% ../nbs/01_data.ipynb #1006fd13
 def _read_csv(path: Path) -> pd.DataFrame:
     "A CSV as a DataFrame of strings, indexed by the line each record starts on; empty, header-only or repeated columns raise."
     header, records, lines = _csv_records(path)
@@ -296,6 +297,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise DataError(f"{path}: the header repeats column(s) {repeated}")
     return pd.DataFrame(records, columns=header, index=pd.Index(lines, name="line"), dtype=object)
 
+# %% ../nbs/01_data.ipynb #7f6f2352
 def _read_jsonl(path: Path) -> pd.DataFrame:
     "A JSON Lines file as a DataFrame, numbers kept as written, indexed by line number."
     numbers, records = zip(*_jsonl_records(path))
@@ -308,7 +310,7 @@ def _read_json(path: Path) -> pd.DataFrame:
         raise DataError(f"{path}: expected a non-empty JSON list of objects")
     return pd.DataFrame.from_records(records, index=pd.Index(range(len(records)), name="record"))
 
-# %% ../nbs/01_data.ipynb #d89ce220
+# %% ../nbs/01_data.ipynb #8607aa33
 _TABLE_READERS = {".csv": _read_csv, ".jsonl": _read_jsonl, ".json": _read_json}
 
 def _read_table(table) -> pd.DataFrame:
@@ -329,7 +331,7 @@ def _read_table(table) -> pd.DataFrame:
     except json.JSONDecodeError as error:
         raise DataError(f"{path}: not valid JSON ({error})") from None
 
-# %% ../nbs/01_data.ipynb #d670b41a
+# %% ../nbs/01_data.ipynb #10e32385
 def _clean_value(value) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
@@ -345,7 +347,7 @@ def _id_value(value):
         return str(value)
     return value
 
-# %% ../nbs/01_data.ipynb #bf3814e4
+# %% ../nbs/01_data.ipynb #fac49643
 def _row_profile(row: Mapping, profile_columns: list[str] | None, profile_column: str | None) -> dict[str, str]:
     "One row's profile: its `profile_columns`, or the JSON object (dict or text) in `profile_column`; anything else raises."
     if not profile_column:
@@ -362,7 +364,7 @@ def _row_profile(row: Mapping, profile_columns: list[str] | None, profile_column
             raise DataError(f"the {profile_column!r} cell is a JSON {type(raw).__name__}, not an object")
     return {str(k): _clean_value(v) for k, v in raw.items() if _clean_value(v)}
 
-# %% ../nbs/01_data.ipynb #c6af08ae
+# %% ../nbs/01_data.ipynb #d592f0df
 def people_from_table(table, # a DataFrame, or the path of a .csv / .jsonl / .json file
                       id_column: str = "id", document_column: str = "document",
                       profile_columns: list[str] | None = None, # the profile's columns (default: all others)
@@ -388,7 +390,7 @@ def people_from_table(table, # a DataFrame, or the path of a .csv / .jsonl / .js
             _reject(SkippedRecord(f"{source}: {location}", _id_value(row[id_column]), str(error)), on_error, skipped)
     return validate_people(People(people, skipped), source, on_error, locations)
 
-# %% ../nbs/01_data.ipynb #10e32385
+# %% ../nbs/01_data.ipynb #37618d98
 WIKIBIO_MINI_PROFILE = ["name", "first_name", "occupation", "nationality", "birth_year", "age"]
 
 def load_wikibio_mini(data_dir: str | Path | None = None,
@@ -399,7 +401,7 @@ def load_wikibio_mini(data_dir: str | Path | None = None,
     frame = _read_table(path).rename(columns={"title": "name"})
     return people_from_table(frame, "url", "article", WIKIBIO_MINI_PROFILE, source=str(path), on_error=on_error)
 
-# %% ../nbs/01_data.ipynb #fac49643
+# %% ../nbs/01_data.ipynb #dfcd9abe
 PTB_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
 _FIELD_TOKEN = re.compile(r"^(?P<field>.+?)(?:_(?P<position>\d+))?:(?P<token>.*)$")
 _DROPPED_FIELD = re.compile(r"^(image|img|caption|alt|signature|logo|image_size|imagesize|image_caption|photo|article_title)(_|$)")
@@ -419,37 +421,45 @@ def parse_wikibio_box(line: str) -> dict[str, str]:
     return {name: unescape_ptb(" ".join(t for _, t in sorted(parts))) for name, parts in tokens.items()
             if not _DROPPED_FIELD.match(name)}
 
-# %% ../nbs/01_data.ipynb #d592f0df
-def load_wikibio_raw(directory: str | Path, split: str | None = None) -> list[Person]:
+# %% ../nbs/01_data.ipynb #db9d4dfa
+def _sentence_counts(path: Path) -> list[int]:
+    "The `.nb` file's sentences per article; a line that is not a count is an error naming it."
+    counts = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip().isdigit():
+            raise DataError(f"{path}: line {number} is {line!r}, not a sentence count")
+        counts.append(int(line))
+    return counts
+
+# %% ../nbs/01_data.ipynb #d1b177fa
+def load_wikibio_raw(directory: str | Path, split: str | None = None, on_error: str = "skip") -> People:
     "People from the original WikiBio layout in `directory` (`SET.box/.nb/.sent/.title`, `SET` = split or the folder name)."
     directory = Path(directory)
     split = split or directory.name
     files = {ext: directory / f"{split}.{ext}" for ext in ("box", "nb", "sent", "title")}
-    for ext, path in files.items():
-        if not path.exists():
-            raise DataError(f"WikiBio {split}: {path} is missing (expected {split}.box/.nb/.sent/.title)")
-    read = lambda ext: files[ext].read_text(encoding="utf-8").splitlines()
-    boxes, counts, sentences, titles = read("box"), read("nb"), read("sent"), read("title")
+    if missing := [path.name for path in files.values() if not path.is_file()]:
+        raise DataError(f"WikiBio {split}: {', '.join(missing)} missing in {directory} (expected {split}.box/.nb/.sent/.title)")
+    boxes, sentences, titles = (files[ext].read_text(encoding="utf-8").splitlines() for ext in ("box", "sent", "title"))
+    counts = _sentence_counts(files["nb"])
     if not len(boxes) == len(counts) == len(titles):
         raise DataError(f"WikiBio {split}: {len(boxes)} boxes, {len(counts)} .nb lines and {len(titles)} titles disagree")
-    if sum(int(c) for c in counts) != len(sentences):
-        raise DataError(f"WikiBio {split}: .nb counts sum to {sum(int(c) for c in counts)} but .sent has {len(sentences)} lines")
+    if sum(counts) != len(sentences):
+        raise DataError(f"WikiBio {split}: .nb counts sum to {sum(counts)} but .sent has {len(sentences)} lines")
     people, start = [], 0
     for i, (box, count, title) in enumerate(zip(boxes, counts, titles)):
-        document = unescape_ptb(" ".join(sentences[start:start + int(count)]))
-        start += int(count)
         profile = parse_wikibio_box(box)
         profile.setdefault("name", title.strip())
-        people.append(Person(f"{split}-{i}", document, profile, {"title": title.strip()}))
-    return validate_people(people, f"WikiBio {split}")
+        people.append(Person(f"{split}-{i}", unescape_ptb(" ".join(sentences[start:start + count])), profile, {"title": title.strip()}))
+        start += count
+    return validate_people(people, str(files["box"]), on_error, [f"line {i + 1}" for i in range(len(people))])
 
-# %% ../nbs/01_data.ipynb #f06bbb48
+# %% ../nbs/01_data.ipynb #1c17e16e
 def load_wikibio_raw_sample(data_dir: str | Path | None = None) -> list[Person]:
     "The 100 + 100 person sample of the original release (train and valid splits)."
     root = dataset_path("wikibio_raw_sample", data_dir, download=False)
     return [p for split in ("train", "valid") for p in load_wikibio_raw(root / split, split)]
 
-# %% ../nbs/01_data.ipynb #cb984955
+# %% ../nbs/01_data.ipynb #3bf5201d
 def _box_to_profile(box: Mapping[str, list], title: str) -> dict[str, str]:
     profile = {k: _clean_value(v) for k, v in box.items() if not _DROPPED_FIELD.match(k) and _clean_value(v)}
     name = profile.pop("name", "") or _clean_value(box.get("article_title")) or title
@@ -460,7 +470,7 @@ def _wikibio_2000_person(record: Mapping) -> Person:
     return Person(_id_value(record["id"]), record["text"], _box_to_profile(record["box"], record.get("title", "")),
                   {"text_anon": record.get("text_anon"), "url": record.get("url"), "meta": record.get("meta")})
 
-# %% ../nbs/01_data.ipynb #735b4fe6
+# %% ../nbs/01_data.ipynb #903731ec
 def load_wikibio_2000(data_dir: str | Path | None = None,
                       path: str | Path | None = None, # your own copy (not checked against the pinned digests)
                       on_error: str = "skip") -> People:
@@ -479,7 +489,7 @@ def load_wikibio_2000(data_dir: str | Path | None = None,
             _reject(SkippedRecord(f"{path}: line {number}", _id_value(record.get("id")), reason), on_error, skipped)
     return validate_people(People(people, skipped), str(path), on_error, locations)
 
-# %% ../nbs/01_data.ipynb #36cfa297
+# %% ../nbs/01_data.ipynb #77f4b0d0
 _SYNTH = dict(
     first=["alma", "boris", "chidi", "dagny", "emil", "farah", "goran", "hana", "ivo", "jun", "kemal", "lena", "mateo", "nadia", "oskar", "priya"],
     last=["arden", "brightwater", "castellan", "dunmore", "eskel", "fairwood", "grell", "holloway", "ivers", "jansky", "kettering", "lowry"],
@@ -504,7 +514,7 @@ def make_synthetic_people(n: int = 40, seed: int = 0) -> list[Person]:
         people.append(Person(f"synthetic-{i}", document, profile, {"synthetic": True}))
     return people
 
-# %% ../nbs/01_data.ipynb #6020cac9
+# %% ../nbs/01_data.ipynb #5fd7fc10
 def split_indices(n: int, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), seed: int = 0) -> dict[str, list[int]]:
     "Deterministic train/validation/test index lists (sorted) from a seeded permutation of `range(n)`."
     if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9 or min(fractions) < 0:
@@ -514,7 +524,7 @@ def split_indices(n: int, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1
     parts = order[:n_train], order[n_train:n_train + n_validation], order[n_train + n_validation:]
     return {name: sorted(int(i) for i in part) for name, part in zip(("train", "validation", "test"), parts)}
 
-# %% ../nbs/01_data.ipynb #d1b177fa
+# %% ../nbs/01_data.ipynb #0a55db14
 @dataclass
 class PeopleDataset:
     "A named list of people with deterministic splits; the candidate pool is every person. The name must be `safe_name`-safe (it names artifact folders)."
@@ -546,7 +556,7 @@ class PeopleDataset:
     def __len__(self): return len(self.people)
     def __repr__(self): return f"PeopleDataset({self.name!r}, {len(self)} people, " + ", ".join(f"{k}={len(v)}" for k, v in self.splits.items()) + ")"
 
-# %% ../nbs/01_data.ipynb #700e34b4
+# %% ../nbs/01_data.ipynb #eabfb2f3
 DATASET_LOADERS = {
     "wikibio_2000": load_wikibio_2000,
     "wikibio_mini": load_wikibio_mini,
@@ -564,7 +574,7 @@ def load_dataset(name: str, data_dir: str | Path | None = None, fractions=(0.8, 
         people = People(people[:max_people], getattr(people, "skipped", ()))
     return PeopleDataset.from_people(name, people, fractions, seed)
 
-# %% ../nbs/01_data.ipynb #cc3e0a5e
+# %% ../nbs/01_data.ipynb #2efc2695
 def describe_dataset(dataset: PeopleDataset) -> dict:
     "Counts a reader wants first: people, split sizes, words per document, fields per profile."
     word_counts = [len(p.document.split()) for p in dataset.people]
