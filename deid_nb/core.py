@@ -132,6 +132,7 @@ def sha256_of(path: str | Path, chunk_size: int = 1 << 20) -> str:
             digest.update(chunk)
     return digest.hexdigest()
 
+# %% ../nbs/00_core.ipynb #6ba2e36e
 class ChecksumError(ValueError):
     "A file's SHA-256 is not a pinned one; the message names the file."
 
@@ -147,7 +148,7 @@ def check_sha256(path: str | Path, # the file to check
                             "(the file is corrupt, truncated or changed; delete it to download it again)")
     return actual
 
-# %% ../nbs/00_core.ipynb #6ba2e36e
+# %% ../nbs/00_core.ipynb #800f9c11
 def _fetch(url: str, tmp: Path, timeout: float, label: str):
     "Stream `url` into the file `tmp` with a progress bar."
     with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as f:
@@ -163,7 +164,7 @@ def _remove_empty(folders: Iterable[Path]):
         with contextlib.suppress(OSError):
             folder.rmdir()
 
-# %% ../nbs/00_core.ipynb #3f4e74c3
+# %% ../nbs/00_core.ipynb #2d30fb62
 def download_file(url: str, dest: str | Path,
                   sha256: str | Iterable[str] | None = None, # pinned digest(s); None: the digest recorded beside the file at its first download
                   timeout: float = 60) -> Path:
@@ -188,13 +189,13 @@ def download_file(url: str, dest: str | Path,
             f.write(actual + "\n")
     return dest
 
-# %% ../nbs/00_core.ipynb #fa6d3e12
+# %% ../nbs/00_core.ipynb #f0996cb8
 WORD_PATTERN = re.compile(r"\b\w+\b")
 MASK_TOKEN = "<mask>"
 MASK_ALIASES = ("<mask>", "[MASK]", "<MASK>", "[mask]")
 _MASK_PATTERN = re.compile("|".join(re.escape(m) for m in MASK_ALIASES))
 
-# %% ../nbs/00_core.ipynb #7a98ccfb
+# %% ../nbs/00_core.ipynb #afc5d45e
 def normalise_masks(text: str, mask_token: str = MASK_TOKEN) -> str:
     "Replace every known mask spelling in `text` with `mask_token`."
     return _MASK_PATTERN.sub(mask_token, text)
@@ -207,7 +208,7 @@ def split_at_masks(text: str) -> list[str]:
     "The stretches of `text` between mask tokens (any spelling)."
     return _MASK_PATTERN.split(text)
 
-# %% ../nbs/00_core.ipynb #afc5d45e
+# %% ../nbs/00_core.ipynb #b6b96d17
 def words(text: str) -> list[str]:
     "The `\\b\\w+\\b` words of `text`, ignoring mask tokens."
     return WORD_PATTERN.findall(_MASK_PATTERN.sub(" ", text))
@@ -216,12 +217,12 @@ def count_words(text: str) -> int:
     "Number of `\\b\\w+\\b` words in `text` (mask tokens are not words)."
     return len(words(text))
 
-# %% ../nbs/00_core.ipynb #8fdfb7ce
+# %% ../nbs/00_core.ipynb #520a65a7
 def stopwords_english() -> list[str]:
     "NLTK's English stopword list, shipped with the package."
     return (_package_dir() / "resources" / "stopwords_english.txt").read_text().split()
 
-# %% ../nbs/00_core.ipynb #520a65a7
+# %% ../nbs/00_core.ipynb #ffddc9a5
 def setup_textattack_offline(nltk_dir: str | Path | None = None, hub_offline: bool | None = None) -> Path:
     "Install the packaged stopwords as an NLTK corpus, put it on `$NLTK_DATA`, and keep hubs offline; returns the NLTK dir."
     nltk_dir = Path(nltk_dir or get_artifacts_dir() / "nltk_data")
