@@ -171,15 +171,16 @@ DATA_SOURCES = {
 }
 
 # %% ../nbs/01_data.ipynb #602490d8
-def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
-    "(line number, record) for each non-blank line; numbers kept as the text written; a bad line raises `DataError` naming it."
+def _jsonl_records(path: Path, numbers_as_text: bool = True) -> list[tuple[int, dict]]:
+    "(line number, record) for each non-blank line, numbers kept as the text written (or parsed); a bad line raises `DataError` naming it."
+    number_hooks = dict(parse_int=str, parse_float=str) if numbers_as_text else {}
     records = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line, parse_int=str, parse_float=str)
+                record = json.loads(line, **number_hooks)
             except json.JSONDecodeError as error:
                 raise DataError(f"{path}: line {number} is not valid JSON ({error})") from None
             if not isinstance(record, dict):
@@ -478,7 +479,7 @@ def load_wikibio_2000(data_dir: str | Path | None = None,
     _check_on_error(on_error)
     path = Path(path) if path else dataset_path("wikibio_2000", data_dir)
     people, locations, skipped = [], [], []
-    for number, record in _jsonl_records(path):
+    for number, record in _jsonl_records(path, numbers_as_text=False):  # integer ids are exact; `meta` keeps its numbers
         if _is_canary(record):
             continue
         try:

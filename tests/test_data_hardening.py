@@ -155,6 +155,9 @@ def test_wikibio_loaders_report_bad_records(tmp_path):
     people = load_wikibio_2000(path=lines)
     assert [p.person_id for p in people] == ["17"]
     assert people.skipped[0].where == f"{lines}: line 2" and people.skipped[0].reason.startswith("not a WikiBio-2000 record (AttributeError")
+    big = write(tmp_path, "big.jsonl", '{"id": 1234567890123456, "text": "ann", "box": {"name": ["ann"]}}\n'
+                                       '{"id": 1234567890123457, "text": "bob", "box": {"name": ["bob"]}}\n')
+    assert [p.person_id for p in load_wikibio_2000(path=big)] == ["1234567890123456", "1234567890123457"]
     mini = write(tmp_path, "mini.csv", "title,first_name,occupation,nationality,birth_year,age,article,url\n"
                                        "ann,ann,poet,x,1900,70,ann was a poet,u1\nbob,bob,sailor,y,1901,71,bob, a sailor,u2\n")
     with pytest.raises(DataError, match="mini.csv: line 3 has 9 fields but the header has 8"):
