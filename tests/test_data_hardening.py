@@ -1,0 +1,333 @@
+"""Bad input for the foundations (deid_nb.core, deid_nb.data): every case asserts the exact outcome.
+
+Either an error of a named type whose message names the file and the line/record, or the record skipped,
+logged and reported in `.skipped` with its place, id and reason. Property tests (hypothesis) check that
+the table loaders round-trip any id string.
+"""
+import csv
+import json
+import logging
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import deid_nb.core as core
+from deid_nb.core import ChecksumError, check_sha256, download_file, get_logger, safe_name, sha256_of
+from deid_nb.data import (DATA_SOURCES, DataError, DataSource, PeopleDataset, SkippedRecord, check_dataset_file,
+                          dataset_path, load_dataset, load_wikibio_2000, load_wikibio_mini, make_synthetic_people,
+                          people_from_table, records_sha256)
+
+SHARED = Path("/work/shared/data")
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- broken files: DataError naming file + line
+BROKEN_FILES = {
+    "unquoted comma shifts a row": ("people.csv", "id,document,name\n1,ann is a poet,ann\n2,bob, a sailor,bob\n",
+                                    "people.csv: line 3 has 4 fields but the header has 3"),
+    "extra trailing field": ("people.csv", "id,document,name\n1,ann,ann,\n", "people.csv: line 2 has 4 fields but the header has 3"),
+    "missing field": ("people.csv", "id,document,name\n1,ann,ann\n2,bob\n", "people.csv: line 3 has 2 fields but the header has 3"),
+    "wrong count after a multi-line record": ("people.csv", 'id,document,name\n1,"two\nlines",ann\n2,bob,bob,x\n',
+                                              "people.csv: line 4 has 4 fields"),
+    "every row one field longer (pandas would make an index)": ("people.csv", "id,document\n1,ann,ann\n2,bob,bob\n",
+                                                                  "people.csv: line 2 has 3 fields but the header has 2"),
+    "unterminated quote": ("people.csv", 'id,document,name\n1,"ann,ann\n', "people.csv: line 2 is not valid CSV"),
+    "text after a closing quote": ("people.csv", 'id,document,name\n1,"ann"x,ann\n', "people.csv: line 2 is not valid CSV"),
+    "empty CSV": ("people.csv", "", "people.csv: the file is empty"),
+    "header-only CSV": ("people.csv", "id,document,name\n", "people.csv: only a header line, no records"),
+    "repeated header column": ("people.csv", "id,document,name,name\n1,ann,ann,x\n", "the header repeats column(s) ['name']"),
+    "missing column": ("people.csv", "id,text,name\n1,ann,ann\n", "missing column(s) ['document']"),
+    "invalid JSON line": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": "2", \n',
+                          "people.jsonl: line 2 is not valid JSON"),
+    "JSON line not an object": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n[1, 2]\n',
+                                "people.jsonl: line 2 is a JSON list, not an object"),
+    "empty JSONL": ("people.jsonl", "", "people.jsonl: the file is empty"),
+    "blank-lines-only JSONL": ("people.jsonl", "\n  \n\n", "people.jsonl: the file is empty"),
+    "JSON not a list of objects": ("people.json", '{"id": "1"}', "people.json: expected a non-empty JSON list of objects"),
+    "JSON syntax error": ("people.json", '[{"id": "1",]', "people.json: not valid JSON"),
+    "unknown format": ("people.tsv", "id\tdocument\n1\tann\n", "people.tsv: cannot read '.tsv' files"),
+}
+
+
+@pytest.mark.parametrize("name,text,message", BROKEN_FILES.values(), ids=BROKEN_FILES.keys())
+@pytest.mark.parametrize("on_error", ["skip", "raise"])
+def test_broken_file_raises_naming_file_and_line(tmp_path, name, text, message, on_error):
+    path = write(tmp_path, name, text)
+    with pytest.raises(DataError) as error:
+        people_from_table(path, on_error=on_error)
+    assert message in str(error.value)
+    assert str(tmp_path) in str(error.value) or "missing column" in message
+
+
+def test_not_utf8_and_missing_file(tmp_path):
+    path = tmp_path / "people.csv"
+    path.write_bytes("id,document,name\n1,caf\u00e9,ann\n".encode("latin-1"))
+    with pytest.raises(DataError, match="people.csv: not UTF-8 text"):
+        people_from_table(path)
+    with pytest.raises(DataError, match="nothere.csv: file not found"):
+        people_from_table(tmp_path / "nothere.csv")
+    with pytest.raises(DataError, match="table: no rows"):
+        people_from_table(pd.DataFrame(columns=["id", "document", "name"]))
+
+
+# ---------------------------------------------------------------- bad records: skipped + reported, or raised
+BAD_RECORDS = {
+    "repeated id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,bob,bob\n1,cy,cy\n", {},
+                          "line 4", "1", "the id repeats the one at line 2"),
+    "empty document (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,,bob\n", {}, "line 3", "2", "the document is empty or not text"),
+    "whitespace id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n  ,bob,bob\n", {}, "line 3", "  ", "the id is empty"),
+    "empty profile (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,bob,\n", {}, "line 3", "2", "the profile is empty"),
+    "profile cell not JSON (CSV)": ("people.csv", 'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,{name: bob}\n',
+                                    {"profile_column": "profile"}, "line 3", "2", "the 'profile' cell is not valid JSON"),
+    "profile cell a JSON list (CSV)": ("people.csv", 'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,"[1, 2]"\n',
+                                       {"profile_column": "profile"}, "line 3", "2", "the 'profile' cell is a JSON list, not an object"),
+    "null id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": null, "document": "bob", "name": "bob"}\n',
+                        {}, "line 2", "", "the id is empty"),
+    "missing id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"document": "bob", "name": "bob"}\n',
+                           {}, "line 2", "", "the id is empty"),
+    "boolean id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": true, "document": "bob", "name": "bob"}\n',
+                           {}, "line 2", True, "the id is a bool, not a string"),
+    "object id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": {"a": 1}, "document": "bob", "name": "bob"}\n',
+                          {}, "line 2", {"a": "1"}, "the id is a dict, not a string"),
+    "repeated numeric id (JSONL)": ("people.jsonl", '{"id": 17, "document": "ann", "name": "ann"}\n{"id": 17, "document": "bob", "name": "bob"}\n',
+                                    {}, "line 2", "17", "the id repeats the one at line 1"),
+    "profile dict not an object (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "profile": {"name": "ann"}}\n'
+                                           '{"id": "2", "document": "bob", "profile": "bob"}\n', {"profile_column": "profile"},
+                                           "line 2", "2", "the 'profile' cell is not valid JSON"),
+    "second record of a JSON list": ("people.json", '[{"id": "1", "document": "ann", "name": "ann"}, {"id": "2", "document": " ", "name": "bob"}]',
+                                     {}, "record 1", "2", "the document is empty or not text"),
+}
+
+
+@pytest.mark.parametrize("name,text,kwargs,location,person_id,reason", BAD_RECORDS.values(), ids=BAD_RECORDS.keys())
+def test_bad_record_is_skipped_logged_and_reported(tmp_path, caplog, name, text, kwargs, location, person_id, reason):
+    path = write(tmp_path, name, text)
+    with caplog.at_level(logging.WARNING, logger="deid_nb"):
+        people = people_from_table(path, **kwargs)
+    assert [p.person_id for p in people] == (["1", "2"] if location == "line 4" else ["17"] if "17" in text else ["1"])
+    assert len(people.skipped) == 1
+    skipped = people.skipped[0]
+    assert (skipped.where, skipped.person_id) == (f"{path}: {location}", person_id)
+    assert skipped.reason.startswith(reason)
+    assert f"{path}: {location}" in caplog.text and "skipped" in caplog.text  # logged through the package logger
+
+
+@pytest.mark.parametrize("name,text,kwargs,location,person_id,reason", BAD_RECORDS.values(), ids=BAD_RECORDS.keys())
+def test_bad_record_raises_when_asked(tmp_path, name, text, kwargs, location, person_id, reason):
+    path = write(tmp_path, name, text)
+    with pytest.raises(DataError) as error:
+        people_from_table(path, on_error="raise", **kwargs)
+    assert str(error.value).startswith(f"{path}: {location} (id {person_id!r}): {reason}")
+
+
+def test_dataframe_rows_are_named_by_index_and_float_ids_refused():
+    table = pd.DataFrame({"id": [17.0, 18.0], "document": ["ann", "bob"], "name": ["ann", "bob"]}, index=[10, 11])
+    with pytest.raises(DataError, match=r"table: none of the 2 records is usable \(first: the id is a float"):
+        people_from_table(table)
+    table = pd.DataFrame({"id": ["a", 18.0], "document": ["ann", "bob"], "name": ["ann", "bob"]}, index=[10, 11])
+    people = people_from_table(table, source="mine")
+    assert people.skipped == [SkippedRecord("mine: row 11", 18.0, "the id is a float, not a string (read ids as text: dtype=str)")]
+
+
+def test_all_records_bad_is_an_error(tmp_path):
+    path = write(tmp_path, "people.csv", "id,document,name\n1,,ann\n2,,bob\n")
+    with pytest.raises(DataError, match=r"people.csv: none of the 2 records is usable \(first: the document is empty"):
+        people_from_table(path)
+
+
+def test_on_error_choice_is_checked(tmp_path):
+    path = write(tmp_path, "people.csv", "id,document,name\n1,ann,ann\n")
+    with pytest.raises(ValueError, match="on_error must be one of"):
+        people_from_table(path, on_error="ignore")
+
+
+def test_wikibio_loaders_report_bad_records(tmp_path):
+    lines = write(tmp_path, "w.jsonl", '{"id": 17, "text": "ann", "box": {"name": ["ann"]}}\n{"id": 18, "text": "bob", "box": ["x"]}\n'
+                                       '{"id": "canary-1", "text": "made up"}\n')
+    people = load_wikibio_2000(path=lines)
+    assert [p.person_id for p in people] == ["17"]
+    assert people.skipped[0].where == f"{lines}: line 2" and people.skipped[0].reason.startswith("not a WikiBio-2000 record (AttributeError")
+    big = write(tmp_path, "big.jsonl", '{"id": 1234567890123456, "text": "ann", "box": {"name": ["ann"]}}\n'
+                                       '{"id": 1234567890123457, "text": "bob", "box": {"name": ["bob"]}}\n')
+    assert [p.person_id for p in load_wikibio_2000(path=big)] == ["1234567890123456", "1234567890123457"]
+    mini = write(tmp_path, "mini.csv", "title,first_name,occupation,nationality,birth_year,age,article,url\n"
+                                       "ann,ann,poet,x,1900,70,ann was a poet,u1\nbob,bob,sailor,y,1901,71,bob, a sailor,u2\n")
+    with pytest.raises(DataError, match="mini.csv: line 3 has 9 fields but the header has 8"):
+        load_wikibio_mini(path=mini)
+
+
+def test_numeric_jsonl_ids_stay_as_written(tmp_path):
+    path = write(tmp_path, "p.jsonl", "".join(json.dumps({"document": f"doc {i}", "name": f"n{i}"})[:-1] + f', "id": {raw}}}\n'
+                                              for i, raw in enumerate(["17", "17.0", "1234567890123456", "1234567890123457", "1e16", "-0", "1.50"])))
+    people = people_from_table(path)
+    assert [p.person_id for p in people] == ["17", "17.0", "1234567890123456", "1234567890123457", "1e16", "-0", "1.50"]
+    assert people.skipped == []
+
+
+# ---------------------------------------------------------------- property tests: ids round-trip
+ids = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: s.strip())
+id_lists = st.lists(ids, min_size=1, max_size=8, unique=True)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(person_ids=id_lists)
+def test_csv_round_trips_any_id(tmp_path, person_ids):
+    path = tmp_path / "people.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "document", "name"])
+        writer.writerows([person_id, f"document {i}, with a comma", f"name {i}"] for i, person_id in enumerate(person_ids))
+    people = people_from_table(path, on_error="raise")
+    assert [p.person_id for p in people] == person_ids
+    assert [p.document for p in people] == [f"document {i}, with a comma" for i in range(len(person_ids))]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(person_ids=id_lists, ensure_ascii=st.booleans())
+def test_jsonl_round_trips_any_id(tmp_path, person_ids, ensure_ascii):
+    path = tmp_path / "people.jsonl"
+    path.write_text("".join(json.dumps({"id": person_id, "document": f"document {i}", "name": "x"}, ensure_ascii=ensure_ascii) + "\n"
+                            for i, person_id in enumerate(person_ids)), encoding="utf-8")
+    assert [p.person_id for p in people_from_table(path, on_error="raise")] == person_ids
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(numbers=st.lists(st.integers(min_value=-10**20, max_value=10**20), min_size=1, max_size=8, unique=True))
+def test_jsonl_numeric_ids_never_collide(tmp_path, numbers):
+    path = tmp_path / "people.jsonl"
+    path.write_text("".join(f'{{"id": {n}, "document": "document {i}", "name": "x"}}\n' for i, n in enumerate(numbers)))
+    assert [p.person_id for p in people_from_table(path, on_error="raise")] == [str(n) for n in numbers]
+
+
+# ---------------------------------------------------------------- the data directory
+def test_misspelled_env_data_dir_says_where_what_and_how(tmp_path, monkeypatch):
+    typo = tmp_path / "shraed" / "data"
+    monkeypatch.setenv("DEID_NB_DATA", str(typo))
+    with pytest.raises(DataError) as error:
+        load_dataset("wikibio_mini")
+    message = str(error.value)
+    assert f"the data directory {typo} (from $DEID_NB_DATA) does not exist" in message
+    assert all(source.relative_path in message for source in DATA_SOURCES.values())
+    assert "pass data_dir= or set $DEID_NB_DATA" in message
+    assert not (tmp_path / "shraed").exists()
+
+
+def test_failed_download_is_a_data_error_and_leaves_no_folder(tmp_path, monkeypatch):
+    unreachable = (tmp_path / "nowhere" / "wikibio-mini.csv").as_uri()
+    monkeypatch.setitem(DATA_SOURCES, "wikibio_mini", DataSource("wikibio_mini/wikibio-mini.csv", unreachable, "", "", sha256="0" * 64))
+    data = tmp_path / "data"
+    data.mkdir()
+    with pytest.raises(DataError) as error:
+        dataset_path("wikibio_mini", data)
+    message = str(error.value)
+    assert f"downloading {unreachable} failed (URLError" in message and f"looked in {data}" in message
+    assert list(data.iterdir()) == []  # no empty wikibio_mini/ left behind
+
+
+def test_download_checks_the_pin_before_the_cache(tmp_path, monkeypatch):
+    public = write(tmp_path, "public.csv", "title,first_name,occupation,nationality,birth_year,age,article,url\nann,ann,poet,x,1900,70,ann wrote,u1\n")
+    pinned = DataSource("wikibio_mini/wikibio-mini.csv", public.as_uri(), "", "", sha256=sha256_of(public))
+    monkeypatch.setitem(DATA_SOURCES, "wikibio_mini", pinned)
+    data = tmp_path / "data"
+    data.mkdir()
+    assert [p.person_id for p in load_wikibio_mini(data)] == ["u1"]  # downloaded, checked, loaded
+    cached = data / "wikibio_mini" / "wikibio-mini.csv"
+    cached.write_text(cached.read_text() + "bob,bob,sailor,y,1901,71,bob sailed,u2\n")
+    with pytest.raises(ChecksumError, match=f"wikibio_mini: {cached} has SHA-256 .* none of the pinned copies"):
+        load_wikibio_mini(data)  # a cached file is checked on every use
+    monkeypatch.setitem(DATA_SOURCES, "wikibio_mini", DataSource(pinned.relative_path, pinned.url, "", "", sha256="0" * 64))
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    with pytest.raises(ChecksumError, match="downloaded from file://"):
+        dataset_path("wikibio_mini", fresh)
+    assert list(fresh.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", [n for n, s in DATA_SOURCES.items() if s.url])
+def test_every_public_source_is_commit_pinned_and_the_shared_copy_passes(name):
+    source = DATA_SOURCES[name]
+    assert "/main/" not in source.url and len(source.url.split("/")[5]) == 40, source.url
+    assert source.sha256 or source.records_sha256
+    if (SHARED / source.relative_path).exists():
+        assert check_dataset_file(name, SHARED / source.relative_path)
+
+
+def test_truncated_or_tampered_copy_is_named(tmp_path):
+    for name in ("wikibio_mini", "wikibio_2000", "wiki_annotated"):
+        copy = tmp_path / DATA_SOURCES[name].relative_path
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        data = (SHARED / DATA_SOURCES[name].relative_path).read_bytes()
+        copy.write_bytes(data[: len(data) // 2])
+        with pytest.raises(ChecksumError) as error:
+            dataset_path(name, tmp_path)
+        assert str(copy) in str(error.value)
+
+
+def test_wikibio_2000_public_layout_accepted_by_its_records(tmp_path):
+    ours = SHARED / DATA_SOURCES["wikibio_2000"].relative_path
+    public = tmp_path / "wikibio_full_sample" / "wikibio-2000.jsonl"
+    public.parent.mkdir()
+    with open(ours, encoding="utf-8") as lines, open(public, "w", encoding="utf-8") as out:
+        for i, line in enumerate(lines):
+            out.write(json.dumps({"entities": None, **json.loads(line), "method": "M2"}) + "\n")
+            if i % 500 == 0:
+                out.write(json.dumps({"id": f"canary-{i}-r8", "title": "made up", "url": None, "box": {"name": ["made up"]},
+                                      "text": "a made-up person", "text_anon": "", "meta": {}}) + "\n")
+    assert sha256_of(public) != sha256_of(ours)
+    assert check_dataset_file("wikibio_2000", public) == "the public file's records"
+    assert records_sha256(public, DATA_SOURCES["wikibio_2000"].record_fields) == DATA_SOURCES["wikibio_2000"].records_sha256
+    assert len(load_dataset("wikibio_2000", tmp_path)) == 2000  # canaries dropped
+
+
+# ---------------------------------------------------------------- names flowing into paths
+TRAVERSALS = ["../artifacts", "../../etc/passwd", "..", ".", "/tmp/x", "a/b", "a\\b", "", " ", ".hidden", "x\n", "x\x00y",
+              "~", "~root", "C:", "nn idf", "é", "x" * 129]
+
+
+@pytest.mark.parametrize("name", TRAVERSALS)
+def test_safe_name_refuses_names_that_escape(name):
+    with pytest.raises(ValueError, match="cannot be used in a file name"):
+        safe_name(name, "dataset name")
+
+
+@pytest.mark.parametrize("name", ["wikibio_2000", "wikibio_2000+synthetic", "nn_unfrozen_bm25", "x.bm25", "k=3", "A-b_1"])
+def test_safe_name_keeps_the_project_names(name, tmp_path):
+    assert safe_name(name) == name
+    assert (tmp_path / safe_name(name)).resolve().parent == tmp_path.resolve()
+
+
+@pytest.mark.parametrize("name", ["../../outside", "/abs", "a/b"])
+def test_dataset_names_cannot_escape(name):
+    with pytest.raises(ValueError, match="dataset name .* cannot be used in a file name"):
+        PeopleDataset.from_people(name, make_synthetic_people(5))
+    with pytest.raises(ValueError, match="cannot be used in a file name"):
+        PeopleDataset(name, make_synthetic_people(5), {"train": [0]})
+    with pytest.raises(DataError, match="unknown dataset"):
+        load_dataset(name)
+
+
+# ---------------------------------------------------------------- core: logging, removals, checksums
+def test_package_logger_is_a_library_logger():
+    package = get_logger()
+    assert [type(h) for h in package.handlers if h.get_name() != "deid_nb.console"] == [logging.NullHandler]
+    assert package.propagate and get_logger("deid_nb.data").propagate
+
+
+def test_uncalled_helpers_are_gone():
+    for name in ("get_device", "seed_everything", "Paths"):
+        assert not hasattr(core, name)
+
+
+def test_check_sha256_names_the_file(tmp_path):
+    path = write(tmp_path, "model.safetensors", "truncated")
+    with pytest.raises(ChecksumError, match="model.safetensors: SHA-256 .* is not the pinned"):
+        check_sha256(path, "0" * 64)
+    assert download_file(path.as_uri(), tmp_path / "copy" / "m.bin", sha256=sha256_of(path)).read_text() == "truncated"
