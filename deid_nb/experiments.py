@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 import deid_nb
-from .core import atomic_path, atomic_write, get_artifacts_dir, get_figures_dir, get_logger
+from .core import atomic_path, atomic_write, get_artifacts_dir, get_figures_dir, get_logger, safe_name
 from .data import Person
 
 logger = get_logger("deid_nb.experiments")
@@ -57,7 +57,7 @@ def outputs_dir(profile: str | object, artifacts_dir=None, figures_dir=None) -> 
 
 def results_dir(dataset: str, profile: str | object, artifacts_dir=None) -> Path:
     "`artifacts/results/{dataset}/{profile}/`, created."
-    path = get_artifacts_dir(artifacts_dir) / "results" / dataset / profile_name(profile)
+    path = get_artifacts_dir(artifacts_dir) / "results" / safe_name(dataset, "dataset name") / safe_name(profile_name(profile), "profile")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -80,8 +80,8 @@ def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it 
                stem: str, # file name without extension, e.g. "table1"; the dataset is appended
                dataset: str, profile: str | object, digits: int = 1, outputs=None) -> tuple[Path, Path]:
     "Write `{stem}_{dataset}.csv` and `.md` atomically into the profile's outputs folder; returns both paths."
-    folder = Path(outputs) if outputs else outputs_dir(profile)
-    csv_path, md_path = folder / f"{stem}_{dataset}.csv", folder / f"{stem}_{dataset}.md"
+    folder, stem = Path(outputs) if outputs else outputs_dir(profile), safe_name(f"{stem}_{dataset}", "table name")
+    csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
     with atomic_write(csv_path, encoding="utf-8") as f:
         table.to_csv(f, index=False)
     with atomic_write(md_path, encoding="utf-8") as f:
@@ -90,7 +90,7 @@ def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it 
 
 def save_figure(figure, stem: str, dataset: str, profile: str | object, outputs=None, dpi: int = 150) -> Path:
     "Save a matplotlib figure as `{stem}_{dataset}.png` (atomically, no software metadata) into the outputs folder."
-    path = (Path(outputs) if outputs else outputs_dir(profile)) / f"{stem}_{dataset}.png"
+    path = (Path(outputs) if outputs else outputs_dir(profile)) / f"{safe_name(f'{stem}_{dataset}', 'figure name')}.png"
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     return path

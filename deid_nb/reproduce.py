@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import deid_nb
-from .core import atomic_write, cache_root, get_data_dir, get_figures_dir, get_logger
+from .core import atomic_write, cache_root, enable_console_logging, get_data_dir, get_figures_dir, get_logger
 from .experiments import PROFILES, code_version
 
 logger = get_logger("deid_nb.reproduce")
@@ -186,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     "`deid-nb reproduce --profile quick|default [--datasets …] [--only …] [--force] [--list]`."
     args = _parser().parse_args(argv)
+    enable_console_logging()
     try:
         experiments = experiment_notebooks(args.nbs_dir)
         chosen = select(experiments, args.only, args.datasets)

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 from fastcore.basics import patch
 
 from ..core import MASK_TOKEN, count_masks, count_words, get_logger
-from ..data import Person
+from ..people import Person, SkippedRecord, check_on_error, reject_record
 from .search import (UNITS, SearchStep, Trajectory, Units, approximate_search, approximate_search_many,
                                     greedy_search)
 from ..reidentifier import Reidentifier
@@ -20,7 +20,7 @@ logger = get_logger("deid_nb.nn_deid.deidentify")
 
 # %% auto #0
 __all__ = ['logger', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'visible_units', 'truncate_to_window', 'split_windows', 'Certificate',
-           'Deidentified', 'deidentify']
+           'Deidentified', 'DeidentifiedBatch', 'deidentify']
 
 # %% ../../nbs/16_deidentify.ipynb #7e83fe16
 LONG_DOCUMENT_POLICIES = ("windows", "mask_tail", "truncate")
@@ -123,6 +123,27 @@ def _check_choices(k, search, unit: str, long_documents: str):
     if long_documents not in LONG_DOCUMENT_POLICIES:
         raise ValueError(f"unknown long_documents policy {long_documents!r}; choose one of {LONG_DOCUMENT_POLICIES}")
 
+# %% ../../nbs/16_deidentify.ipynb #1ae4c1a5
+class DeidentifiedBatch(list):
+    "`Deidentified` results in input order, without the skipped records; `skipped` lists those with the reason."
+    def __init__(self, results=(), skipped=()):
+        super().__init__(results)
+        self.skipped: list[SkippedRecord] = list(skipped)
+
+def _usable(documents: list, true_ids: list, reidentifier: Reidentifier, on_error: str):
+    "The documents and ids a search can run on; the others rejected (logged and skipped, or raised)."
+    check_on_error(on_error)
+    kept, skipped = [], []
+    for i, (document, true_id) in enumerate(zip(documents, true_ids)):
+        reason = ("the document is not a string" if not isinstance(document, str) else
+                  "the document has no words" if not count_words(document) + count_masks(document) else
+                  "the true id is not in the re-identifier's candidate pool" if true_id not in set(reidentifier.candidate_ids) else None)
+        if reason:
+            reject_record(SkippedRecord(f"document {i}", true_id, reason), on_error, skipped)
+        else:
+            kept.append(i)
+    return [documents[i] for i in kept], [true_ids[i] for i in kept], skipped
+
 # %% ../../nbs/16_deidentify.ipynb #29138db5
 def _as_documents(documents, true_ids):
     "Documents and true ids from strings + ids, or from `Person`s."
@@ -161,11 +182,14 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                unit: str = "type", # mask word "type"s (every occurrence) or single "token"s
                long_documents: str = "windows", # "windows", "mask_tail" or "truncate" (see above)
                max_rechecks: int = 3, # extra searches for a window whose re-check misses the goal
+               on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
                **search_kwargs, # passed to the search (e.g. top_m, batch_size)
-              ) -> list[Deidentified]:
+              ) -> DeidentifiedBatch:
     "Mask each document until `reidentifier` no longer ranks its person in the top `k`; a re-checked certificate for each."
     _check_choices(k, search, unit, long_documents)
-    documents, true_ids = _as_documents(documents, true_ids)
+    documents, true_ids, skipped = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
+    if not documents:
+        return DeidentifiedBatch([], skipped)
     split = [_windows(d, reidentifier, long_documents) for d in documents]
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     pieces = [piece for pieces, _ in split for piece in pieces]
@@ -182,8 +206,8 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
         for w, t in zip(short, run([masked[w] for w in short], [true_ids[owner[w]] for w in short])):
             extra[owner[w]].append(t)
             masked[w] = t.masked_text_at_k(k)
-    return [_result(i, documents[i], true_ids[i], k, split[i], joined[i], ranks, owner, trajectories, extra[i], attempt)
-            for i in range(len(documents))]
+    return DeidentifiedBatch([_result(i, documents[i], true_ids[i], k, split[i], joined[i], ranks, owner, trajectories, extra[i],
+                                      attempt) for i in range(len(documents))], skipped)
 
 # %% ../../nbs/16_deidentify.ipynb #6059155e
 def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> list[Trajectory]:

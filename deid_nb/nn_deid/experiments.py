@@ -202,7 +202,7 @@ def nn_deid_results(people: Sequence[Person], # whose documents to de-identify (
     missing = [p for p in people if cache.get(p.person_id, {}).get("trajectories", [{}])[0].get("document") != p.document]
     for start in tqdm(range(0, len(missing), chunk), desc=f"NN DeID ({reidentifier.name})", disable=not progress or not missing):
         batch = missing[start:start + chunk]
-        found = deidentify(batch, reidentifier, max_k, search=search, long_documents="truncate", **search_kwargs)
+        found = deidentify(batch, reidentifier, max_k, search=search, long_documents="truncate", on_error="raise", **search_kwargs)
         cache.update((p.person_id, r.to_dict()) for p, r in zip(batch, found))
         with atomic_write(path, encoding="utf-8") as f:  # an interrupted run keeps what it searched
             json.dump(cache, f)

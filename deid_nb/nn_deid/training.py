@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, safe_name
 from ..data import PeopleDataset, Person
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
 from .model import BiEncoder, BiEncoderConfig, cached_profile_embeddings, load_model, save_model
@@ -285,7 +285,7 @@ def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config:
     ids = hashlib.sha256("\n".join(p.person_id for p in dataset.people).encode()).hexdigest()
     learned = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_RUN_KEY}
     key = json.dumps([asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True)
-    return get_artifacts_dir(artifacts_dir) / "reidentifiers" / dataset.name / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    return get_artifacts_dir(artifacts_dir) / "reidentifiers" / safe_name(dataset.name, "dataset name") / f"{safe_name(name, 're-identifier name')}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 @dataclass
 class TrainedModel:
