@@ -43,4 +43,4 @@ reproduce: install
 	$(BIN)/deid-nb reproduce --profile $(PROFILE)
 
 lab: install
-	$(BIN)/jupyter lab nbs
+	$(BIN)/jupyter lab nbs --ip 127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)
