@@ -155,6 +155,7 @@ def _mask_words(span_text: str) -> str:
     "Replace each `\\b\\w+\\b` word of a detected span by the mask token."
     return WORD_PATTERN.sub(MASK_TOKEN, span_text)
 
+# %% ../nbs/05_baselines.ipynb #08a5fe26
 def presidio_redact(documents: str | Sequence[str],
                     entities: Sequence[str] | None = None,  # Presidio entity names; None = every recogniser
                     score_threshold: float = 0.0,  # drop detections scoring below this (Presidio's default 0)
@@ -189,6 +190,7 @@ def _scrubadub_name_detector():
 
 SCRUBADUB_EXTRA_DETECTORS = ("date_of_birth", "name")
 
+# %% ../nbs/05_baselines.ipynb #41930a94
 @functools.lru_cache(maxsize=None)
 def _scrubber(extra_detectors: tuple[str, ...] = SCRUBADUB_EXTRA_DETECTORS):
     "A scrubadub Scrubber with its default detectors plus `extra_detectors` (\"name\" = our TextBlob name detector)."
@@ -237,6 +239,7 @@ def _check_person(person) -> Person:
         raise ValueError(f"person {pid}: profile is not a mapping")
     return person
 
+# %% ../nbs/05_baselines.ipynb #f3b68fe2
 def redact_people(people: Iterable[Person],
                   method: str,  # a key of BASELINES
                   idf: Mapping[str, float] | None = None,  # IDF weights, for the IDF baselines (dataset_idf)
@@ -269,6 +272,7 @@ def redact_people(people: Iterable[Person],
         masked.update((p.person_id, out) for p, out in zip(batch, outputs) if out is not None)
     return masked
 
+# %% ../nbs/05_baselines.ipynb #be4ed836
 def _redact_one(redact: Callable, method: str, person: Person) -> str | None:
     "One record through `redact`; None (logged) when it fails."
     try:

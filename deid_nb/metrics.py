@@ -79,6 +79,7 @@ def _named(reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, R
         raise ValueError("the ensemble has no re-identifiers")
     return named
 
+# %% ../nbs/06_metrics.ipynb #c3356aa5
 def reidentification_ranks(documents: Sequence[str], true_ids: Sequence[str],
                            reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
                           ) -> pd.DataFrame:
@@ -130,6 +131,7 @@ def evaluate_texts(texts: Mapping[str, str],  # {person_id: text standing for th
             "information_loss": 100 * information_loss(list(texts.values()), originals) if texts else float("nan"),
             "words_ratio": words_ratio}
 
+# %% ../nbs/06_metrics.ipynb #93f60b54
 def evaluate_masking(masked: Mapping[str, str], people: Iterable[Person],
                      reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
                      **labels) -> dict:

@@ -271,6 +271,7 @@ _SYNTH = dict(
     city=["bergen", "recife", "mombasa", "halifax", "gdansk", "sendai", "valparaiso", "cork"],
     club=["rovers", "united", "athletic", "city", "wanderers"])
 
+# %% ../nbs/01_people.ipynb #d6e25864
 def make_synthetic_people(n: int = 40, seed: int = 0) -> list[Person]:
     "`n` SYNTHETIC people (made-up names and facts) with documents and profiles, for tests that need no real data."
     rng = np.random.RandomState(seed)

@@ -24,8 +24,7 @@ class Reidentifier:
     "Base class: scores documents against a fixed candidate pool; subclasses implement `score_batch`."
     name: str = "reidentifier"
     deletion_rankings: tuple[str, ...] = ()  # white-box deletion estimates this model offers, best first (none: black box)
-    score_with_states = None  # white-box hook: (texts, ranking) -> (scores, per-text states); None for black-box models
-    deletion_scores = None  # white-box hook: (state, true_id, candidates, deleted, ranking) -> estimated goal scores
+    score_with_states = deletion_scores = None  # the white-box hook (below): methods of models that offer estimates
 
     def __init__(self, candidate_ids: Sequence[str]):
         self.candidate_ids = list(candidate_ids)
@@ -40,7 +39,6 @@ class Reidentifier:
     def document_window(self):
         "(tokenizer, max tokens) when the model reads only the start of a document; None when it reads all of it."
         return None
-
     def __repr__(self): return f"{type(self).__name__}(name={self.name!r}, candidates={len(self.candidate_ids)})"
 
 # %% ../nbs/04_reidentifier.ipynb #0863246f
@@ -80,6 +78,7 @@ def ranks(self: Reidentifier, documents: Sequence[str] | str, true_ids: Sequence
     ranks = ranks_from_scores(self.score(documents), self.columns(true_ids)) if documents else np.zeros(0, dtype=int)
     return int(ranks[0]) if single else ranks
 
+# %% ../nbs/04_reidentifier.ipynb #d2e3c26e
 @patch
 def topk(self: Reidentifier, documents: Sequence[str] | str, k: int = 1) -> list:
     "The ids of the `k` best-scoring candidates for each document, best first (one list for a single document)."
@@ -160,6 +159,7 @@ def _weight_matrix(self: BM25Reidentifier) -> sp.csr_matrix:
             vals.append(bm.idf[term] * tf * (bm.k1 + 1) / (tf + norm))
     return sp.csr_matrix((vals, (rows, cols)), shape=(len(self.vocabulary), len(self.candidate_ids)))
 
+# %% ../nbs/04_reidentifier.ipynb #877f3c75
 @patch
 def score_batch(self: BM25Reidentifier, documents: list[str]) -> np.ndarray:
     "BM25 score of every profile for each document (query terms counted with repetition as rank_bm25, or saturated by `k3`)."

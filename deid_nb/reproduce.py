@@ -39,6 +39,7 @@ def _declaration(path: Path) -> dict | None:
     declared = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("deid_nb", {})
     return declared if declared.get("experiment") else None
 
+# %% ../nbs/09_reproduce.ipynb #8a79d303
 def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
     "The experiment notebooks declared in `nbs_dir`, sorted by name (= dependency order)."
     nbs_dir = Path(nbs_dir or cache_root() / "nbs")
@@ -99,6 +100,7 @@ def task_fingerprint(notebook: Path, parameters: dict) -> str:
 
 def _marker(output: Path) -> Path: return output.with_suffix(".done.json")
 
+# %% ../nbs/09_reproduce.ipynb #a09565a9
 def is_done(output: Path, fingerprint: str) -> bool:
     "Whether the task writing `output` finished with this fingerprint."
     marker = _marker(output)
@@ -157,6 +159,7 @@ def results_markdown(figures_dir: Path, records: list[dict], profile: str, machi
         lines += [f"![{figure.stem}]({figure.relative_to(figures_dir.parent).as_posix()})", ""]
     return "\n".join(lines)
 
+# %% ../nbs/09_reproduce.ipynb #a4d7f876
 def update_readme(readme: Path, section: str) -> None:
     "Replace the text between the results markers of `readme` with `section` (atomically)."
     text = Path(readme).read_text(encoding="utf-8")

@@ -80,6 +80,7 @@ class Certificate:
 
     def to_dict(self) -> dict: return asdict(self)
 
+# %% ../../nbs/16_deidentify.ipynb #68b00926
 @dataclass
 class Deidentified:
     "A de-identified document: the masked text, its certificate and the search trajectory of each window."
@@ -157,6 +158,7 @@ def _as_documents(documents, true_ids):
         raise ValueError(f"{len(documents)} documents but {len(true_ids)} true ids")
     return [d.document if isinstance(d, Person) else d for d in documents], true_ids
 
+# %% ../../nbs/16_deidentify.ipynb #055adec0
 def _windows(document: str, reidentifier: Reidentifier, policy: str) -> tuple[list[str], str]:
     "The pieces to search and the unsearched tail (already masked; dropped by 'truncate') under `policy`."
     window = reidentifier.document_window()
@@ -226,6 +228,7 @@ def _recheck(masked, owner, split, true_ids, reidentifier):
         ranks[first] = min(ranks[first], rank)
     return ranks[:len(masked)], joined
 
+# %% ../../nbs/16_deidentify.ipynb #982048be
 def _result(i, document, true_id, k, split, text, ranks, owner, trajectories, extra, attempt) -> Deidentified:
     windows = [w for w, o in enumerate(owner) if o == i]
     mine = [trajectories[w] for w in windows] + extra

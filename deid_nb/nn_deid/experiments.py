@@ -5,8 +5,7 @@
 # %% ../../nbs/18_experiments.ipynb #b0bcdbfd
 from __future__ import annotations
 
-import hashlib
-import json
+import hashlib, json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -52,6 +51,7 @@ PAPER_TABLE2 = [  # Table 2 (1,000 test documents): (level, method, ensemble ReI
     ("<1%", "IDF", 0.0, 82.2, 81.1), ("<1%", "IDF (table-aware)", 0.1, 74.7, 80.2), ("<1%", "NN DeID", 0.0, 43.5, 40.0),
 ]
 
+# %% ../../nbs/18_experiments.ipynb #289df98d
 PAPER_TABLE3 = [  # Table 3 (RT model, 1/10 of training data and profiles): (variant, accuracy % at 0% masked, at 30% masked)
     ("Baseline fine-tune", 52.9, 10.6),
     ("+ word dropout (uniform)", 55.4, 20.5),
@@ -97,6 +97,7 @@ class RunSize:
     beam_reidentifier: str  # Appendix B: the re-identifier both TextAttack searches hide from
     reuse_cache: bool  # reuse cached results under artifacts/results (quick recomputes, to exercise the code)
 
+# %% ../../nbs/18_experiments.ipynb #afce5c99
 RUN_SIZES = {
     "quick": RunSize("quick", max_people=120, n_test=8, n_search=3, k_values=(1, 2, 4, 8),
                                idf_fractions=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0), ensemble=("nn_uniform", "bm25"),

@@ -87,6 +87,7 @@ def lexical_weight_table(neural_scores: np.ndarray, lexical_scores: np.ndarray, 
     "Top-1 (the true column uniquely first) of `neural_scores + w · lexical_scores` for every weight w of `grid`."
     return {float(w): float(np.mean(ranks_from_scores(neural_scores + w * lexical_scores, columns) == 0)) for w in grid}
 
+# %% ../../nbs/13_hybrid.ipynb #074c694b
 def fitted_lexical_weight(neural: dict[str, np.ndarray], lexical: dict[str, np.ndarray], columns: np.ndarray,
                           grid: Sequence[float] = LEXICAL_WEIGHTS) -> float:
     "The weight of `grid` with the best top-1 over the WEIGHT_CONDITIONS of per-condition scores (ties: the smaller weight)."

@@ -242,6 +242,7 @@ def _read_config(path: Path) -> BiEncoderConfig:
         raise ValueError(f"{path}: unexpected config field(s) {bad}: a model folder is read as data only")
     return BiEncoderConfig(**fields)
 
+# %% ../../nbs/10_model.ipynb #aa98112b
 def load_model(directory: str | Path, device: str = "cpu") -> BiEncoder:
     "The `BiEncoder` saved in `directory` (architecture from the checked config, weights from the safetensors file)."
     from safetensors.torch import load_file
@@ -281,6 +282,7 @@ def profile_cache_path(model: BiEncoder, people: Sequence[Person], cache_dir: st
     "The cache file of G for this model's profile side and these candidates."
     return Path(cache_dir) / f"profiles-{fingerprint(model, 'profile')}-{candidates_hash(people)}.safetensors"
 
+# %% ../../nbs/10_model.ipynb #979b9821
 def cached_profile_embeddings(model: BiEncoder, people: Sequence[Person],
                               cache_dir: str | Path | None = None, # None: no disk cache
                               batch_size: int = 64,

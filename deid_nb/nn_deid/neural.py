@@ -92,10 +92,9 @@ def token_states(reidentifier: NeuralReidentifier, texts: Sequence[str], batch_s
                 ) -> list[TokenStates]:
     "Token states of each text: batched forward passes through the re-identifier's document encoder."
     model, tokenizer = reidentifier.model, reidentifier.model.document_tokenizer
-    mask = tokenizer_mask_token(tokenizer)
+    mask, states = tokenizer_mask_token(tokenizer), []
     if len(mask) > len(MASK_TOKEN):
         raise ValueError(f"the tokenizer's mask token {mask!r} is longer than {MASK_TOKEN!r}")
-    states = []
     for start in range(0, len(texts), batch_size):
         chunk = list(texts[start:start + batch_size])
         batch = tokenizer([normalise_masks(t).replace(MASK_TOKEN, mask.ljust(len(MASK_TOKEN))) for t in chunk], padding=True,
@@ -168,6 +167,7 @@ def _estimate_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dty
     supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
     return torch.bfloat16 if device.type == "cpu" and supported is not None and supported() else torch.float32
 
+# %% ../../nbs/12_neural.ipynb #d7597344
 _LAYER_COPIES = weakref.WeakKeyDictionary()  # layer → {dtype: (weights version, copy)}; gone with the layer
 
 def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:

@@ -43,6 +43,7 @@ class HybridSpec:
     pair_distance: int | None = None  # None: chosen with the weight on the validation documents from PAIR_DISTANCES (`fit_lexical_channel`)
     k3: float | None = 0.0
 
+# %% ../../nbs/14_registry.ipynb #4da9ae5c
 REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the paper's NN ReID)",
                              BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2)),

@@ -326,8 +326,7 @@ def _step_many(searches, candidates: dict, reidentifier, ranking, batch_size):
         s, block = searches[j], scores[start:start + len(shortlist)]
         values, current = goal_scores(block, s.column), s.trajectory.steps[-1].score if s.trajectory.steps else s.trajectory.initial_score
         s.shortlist.gains.update({positions: value - current for (_, positions), value in zip(shortlist, values)})
-        best = int(np.argmax(values))
-        word, positions = shortlist[best]
+        best = int(np.argmax(values)); word, positions = shortlist[best]
         s.masked.update(positions)
         if states is not None:
             s.shortlist.update_states(states[start + best], s.masked)
@@ -356,6 +355,7 @@ class _Pruning:
     def positions(self, without: int | None = None) -> list[int]:
         return [p for g, group in enumerate(self.groups) if self.masked[g] and g != without for p in group]
 
+# %% ../../nbs/15_search.ipynb #cb0e6081
 def prune_trajectories(trajectories: Sequence[Trajectory], reidentifier: Reidentifier,
                        ks: Iterable[int] | None = None, # the Ks to prune for (None: each trajectory's max_k)
                        batch_size: int | None = 256, # documents per `score` call

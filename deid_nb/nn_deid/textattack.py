@@ -16,7 +16,6 @@ import torch
 from ..core import setup_textattack_offline
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
 from .search import SearchStep, Trajectory, Units, candidate_maskings, goal_met
-
 setup_textattack_offline()
 import textattack  # noqa: E402  (after the offline set-up)
 from textattack.constraints import PreTransformationConstraint  # noqa: E402

@@ -24,12 +24,13 @@ from ..data import PeopleDataset, Person
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
 from .model import BiEncoder, BiEncoderConfig, cached_profile_embeddings, load_model, save_model
 
-logger = get_logger("deid_nb.nn_deid.training")
-
 # %% auto #0
 __all__ = ['logger', 'TrainingConfig', 'transformer_layers', 'freeze_bottom', 'length_bucketed_batches', 'TrainingData',
            'training_data', 'top1_accuracy', 'document_epoch', 'profile_epoch', 'make_optimizers', 'save_checkpoint',
            'train_bi_encoder', 'run_directory', 'TrainedModel', 'train_reidentifier']
+
+# %% ../../nbs/11_training.ipynb #5a7f7ca5
+logger = get_logger("deid_nb.nn_deid.training")
 
 # %% ../../nbs/11_training.ipynb #0269a05a
 @dataclass
@@ -203,6 +204,7 @@ def _load_optimizer_tensors(optimizer, tensors: dict, prefix: str):
             state.setdefault(int(index), {})[key] = value
     optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
 
+# %% ../../nbs/11_training.ipynb #0bcbab43
 def save_checkpoint(directory: Path, epoch: int, model: BiEncoder, optimizers: dict, G: torch.Tensor, record: dict):
     "Write `epoch-{epoch}/` and then point `training.json` at it; older epoch folders are removed."
     from safetensors.torch import save_file
@@ -287,6 +289,7 @@ def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config:
     key = json.dumps([asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True)
     return get_artifacts_dir(artifacts_dir) / "reidentifiers" / safe_name(dataset.name, "dataset name") / f"{safe_name(name, 're-identifier name')}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
+# %% ../../nbs/11_training.ipynb #9a6f042b
 @dataclass
 class TrainedModel:
     "A trained bi-encoder with where it lives and how it was trained."
