@@ -14,6 +14,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from torch import nn
 
 from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger, normalise_masks
@@ -24,9 +25,8 @@ logger = get_logger("deid_nb.nn_deid.model")
 # %% auto #0
 __all__ = ['logger', 'PACKAGED_ENCODERS', 'TINY_ENCODER', 'RANDOM_INIT_FIELDS', 'resolve_encoder', 'BiEncoderConfig',
            'tiny_config', 'load_encoder', 'tokenizer_mask_token', 'pool', 'identity_projection', 'BiEncoder',
-           'tokenize_documents', 'tokenize_profiles', 'embed_documents', 'embed_profiles', 'score_embeddings',
-           'log_probs', 'encode_documents', 'encode_profiles', 'save_model', 'load_model', 'fingerprint',
-           'candidates_hash', 'profile_cache_path', 'cached_profile_embeddings']
+           'save_model', 'load_model', 'fingerprint', 'candidates_hash', 'profile_cache_path',
+           'cached_profile_embeddings']
 
 # %% ../../nbs/10_model.ipynb #7e2bb773
 PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -132,6 +132,7 @@ def _prepare_documents(self, documents: Sequence[str]) -> list[str]:
 def _as_profile_text(profile: str | Mapping[str, str]) -> str:
     return profile if isinstance(profile, str) else linearise_profile(profile)
 
+@patch
 def tokenize_documents(self: BiEncoder, documents: Sequence[str],
                        pad_to_max_length: bool = False, # pad every batch to `max_document_tokens` (the naive way)
                       ) -> dict:
@@ -139,12 +140,11 @@ def tokenize_documents(self: BiEncoder, documents: Sequence[str],
     return self.document_tokenizer(_prepare_documents(self, documents), padding="max_length" if pad_to_max_length else True,
                                    truncation=True, max_length=self.config.max_document_tokens, return_tensors="pt")
 
+@patch
 def tokenize_profiles(self: BiEncoder, profiles: Sequence[str | Mapping[str, str]], pad_to_max_length: bool = False) -> dict:
     "Tokenised profiles (dicts are linearised as `key || value` rows), padded to the batch's longest."
     return self.profile_tokenizer([_as_profile_text(p) for p in profiles], padding="max_length" if pad_to_max_length else True,
                                   truncation=True, max_length=self.config.max_profile_tokens, return_tensors="pt")
-
-BiEncoder.tokenize_documents, BiEncoder.tokenize_profiles = tokenize_documents, tokenize_profiles
 
 # %% ../../nbs/10_model.ipynb #e97a63e5
 def _embed(self: BiEncoder, encoder, projection, batch) -> torch.Tensor:
@@ -153,18 +153,22 @@ def _embed(self: BiEncoder, encoder, projection, batch) -> torch.Tensor:
     embedding = projection(pool(hidden, batch["attention_mask"]))
     return nn.functional.normalize(embedding, dim=-1) if self.config.normalize else embedding
 
+@patch
 def embed_documents(self: BiEncoder, batch) -> torch.Tensor:
     "f(x, z) for a tokenised batch of documents (keeps gradients)."
     return _embed(self, self.document_encoder, self.document_projection, batch)
 
+@patch
 def embed_profiles(self: BiEncoder, batch) -> torch.Tensor:
     "g(y) for a tokenised batch of profiles (keeps gradients)."
     return _embed(self, self.profile_encoder, self.profile_projection, batch)
-
-BiEncoder.embed_documents, BiEncoder.embed_profiles = embed_documents, embed_profiles
-BiEncoder.device = property(lambda self: self.log_logit_scale.device)
+@patch(as_prop=True)
+def device(self: BiEncoder) -> torch.device:
+    "Where the model's parameters live."
+    return self.log_logit_scale.device
 
 # %% ../../nbs/10_model.ipynb #480d275d
+@patch
 def score_embeddings(self: BiEncoder,
                      document_embeddings: torch.Tensor, # (n_documents, dim) f(x, z)
                      profile_embeddings: torch.Tensor, # (n_candidates, dim) G, one row per candidate profile
@@ -172,11 +176,10 @@ def score_embeddings(self: BiEncoder,
     "scale × f(x, z)ᵀ g(y) for every document and candidate: (n_documents, n_candidates)."
     return self.log_logit_scale.exp() * document_embeddings @ profile_embeddings.T
 
+@patch
 def log_probs(self: BiEncoder, document_embeddings: torch.Tensor, profile_embeddings: torch.Tensor) -> torch.Tensor:
     "log p(y | x, z): log-softmax of the scores over the whole candidate set."
     return self.score_embeddings(document_embeddings, profile_embeddings).log_softmax(dim=-1)
-
-BiEncoder.score_embeddings, BiEncoder.log_probs = score_embeddings, log_probs
 
 # %% ../../nbs/10_model.ipynb #399624aa
 def _encode(self: BiEncoder, items, tokenize, embed, text_of, batch_size: int, output: str, progress: bool):
@@ -198,6 +201,7 @@ def _encode(self: BiEncoder, items, tokenize, embed, text_of, batch_size: int, o
     return embeddings.numpy() if output == "numpy" else embeddings
 
 # %% ../../nbs/10_model.ipynb #133a01db
+@patch
 def encode_documents(self: BiEncoder,
                      documents: str | Sequence[str], # one document or a list; may contain mask tokens
                      batch_size: int = 64, # documents per forward pass
@@ -207,14 +211,16 @@ def encode_documents(self: BiEncoder,
     "f(x, z) for one document (1-d) or a list (2-d), without gradients."
     return _encode(self, documents, self.tokenize_documents, self.embed_documents, str, batch_size, output, progress)
 
+@patch
 def encode_profiles(self: BiEncoder,
                     profiles, # one profile (dict or linearised text) or a list of them
                     batch_size: int = 64, output: str = "numpy", progress: bool = False):
     "g(y) for one profile (1-d) or a list (2-d), without gradients."
     return _encode(self, profiles, self.tokenize_profiles, self.embed_profiles, _as_profile_text, batch_size, output, progress)
-
-BiEncoder.encode_documents, BiEncoder.encode_profiles = encode_documents, encode_profiles
-BiEncoder.embedding_dim = property(lambda self: self.config.embedding_dim or self.document_encoder.config.hidden_size)
+@patch(as_prop=True)
+def embedding_dim(self: BiEncoder) -> int:
+    "The width of f and g's embeddings."
+    return self.config.embedding_dim or self.document_encoder.config.hidden_size
 
 # %% ../../nbs/10_model.ipynb #a9083aa0
 def save_model(model: BiEncoder, directory: str | Path) -> Path:

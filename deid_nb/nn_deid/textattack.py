@@ -12,6 +12,7 @@ from typing import Iterable
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 
 from ..core import setup_textattack_offline
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
@@ -85,6 +86,7 @@ class TopKGoal(ClassificationGoalFunction):
     def extra_repr_keys(self): return ["k"]
 
 # %% ../../nbs/17_textattack.ipynb #b5765c51
+@patch
 def _process_model_outputs(self: TopKGoal, inputs, scores):
     "Scores as a (n_inputs, n_candidates) CPU tensor, unchanged."
     scores = torch.as_tensor(scores)
@@ -93,7 +95,8 @@ def _process_model_outputs(self: TopKGoal, inputs, scores):
         raise ValueError(f"the re-identifier returned scores of shape {tuple(scores.shape)} for {len(inputs)} documents")
     return scores.cpu()
 
-def _get_results(self: TopKGoal, attacked_text_list, check_skip=False):
+@patch
+def get_results(self: TopKGoal, attacked_text_list, check_skip=False):
     "TextAttack's results for a batch of texts; also records each text's rank and score."
     results, search_over = ClassificationGoalFunction.get_results(self, attacked_text_list, check_skip)
     if not check_skip:
@@ -101,8 +104,6 @@ def _get_results(self: TopKGoal, attacked_text_list, check_skip=False):
     for result in results:
         self.evaluated[result.attacked_text.text] = (self._rank(result.raw_output), float(result.score))
     return results, search_over
-
-TopKGoal._process_model_outputs, TopKGoal.get_results = _process_model_outputs, _get_results
 
 # %% ../../nbs/17_textattack.ipynb #af8113a7
 class MaskUnits(Transformation):
