@@ -10,19 +10,21 @@ import hashlib
 import importlib.util
 import logging
 import os
+import random
 import re
 import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['WORD_PATTERN', 'MASK_TOKEN', 'MASK_ALIASES', 'get_logger', 'enable_console_logging', 'cache_root', 'get_data_dir',
-           'get_artifacts_dir', 'get_figures_dir', 'safe_name', 'atomic_path', 'atomic_write', 'sha256_of',
-           'ChecksumError', 'check_sha256', 'download_file', 'normalise_masks', 'count_masks', 'split_at_masks',
-           'words', 'count_words', 'stopwords_english', 'setup_textattack_offline']
+           'get_artifacts_dir', 'get_figures_dir', 'seed_everything', 'safe_name', 'atomic_path', 'atomic_write',
+           'sha256_of', 'ChecksumError', 'check_sha256', 'download_file', 'normalise_masks', 'count_masks',
+           'split_at_masks', 'words', 'count_words', 'stopwords_english', 'setup_textattack_offline']
 
 # %% ../nbs/00_core.ipynb #dcabe5cf
 def get_logger(name: str = "deid_nb") -> logging.Logger:
@@ -81,6 +83,15 @@ def get_artifacts_dir(artifacts_dir: str | Path | None = None) -> Path:
 def get_figures_dir(figures_dir: str | Path | None = None) -> Path:
     "Where figures and tables are written: `figures_dir` → `$DEID_NB_FIGURES` → `<cache_root>/figures`."
     return _resolve_dir(figures_dir, "DEID_NB_FIGURES", cache_root() / "figures", create=True)
+
+# %% ../nbs/00_core.ipynb #c7fa409a
+def seed_everything(seed: int = 0) -> int:
+    "Seed `random`, `numpy` and (if installed) `torch`; returns the seed."
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    if importlib.util.find_spec("torch") is not None:
+        importlib.import_module("torch").manual_seed(seed)
+    return seed
 
 # %% ../nbs/00_core.ipynb #7004dc80
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,127}")

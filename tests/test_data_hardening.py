@@ -322,7 +322,7 @@ def test_package_logger_is_a_library_logger():
 
 
 def test_uncalled_helpers_are_gone():
-    for name in ("get_device", "seed_everything", "Paths"):
+    for name in ("get_device", "Paths"):
         assert not hasattr(core, name)
 
 
