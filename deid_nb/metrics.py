@@ -20,7 +20,7 @@ logger = get_logger("deid_nb.metrics")
 
 # %% auto #0
 __all__ = ['logger', 'percent_masked', 'compressed_size', 'information_loss', 'reidentification_ranks', 'ensemble_reidentified',
-           'reidentification_summary', 'evaluate_texts', 'evaluate_masking', 'pareto_frontier']
+           'bootstrap_interval', 'reidentification_summary', 'evaluate_texts', 'evaluate_masking', 'pareto_frontier']
 
 # %% ../nbs/06_metrics.ipynb #7a5bd9db
 def _paired(masked: Sequence[str], originals: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -98,13 +98,27 @@ def ensemble_reidentified(ranks: pd.DataFrame) -> pd.Series:
     "Per document (index: document position): True when ANY re-identifier ranks the true profile first."
     return ranks.groupby("document")["reidentified"].any()
 
+# %% ../nbs/06_metrics.ipynb #da4f13b8
+def bootstrap_interval(flags: Sequence[float], # one 0/1 outcome per document (1 = re-identified)
+                       level: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
+    "Percentile bootstrap interval, in %, of the mean of `flags` (documents resampled with replacement)."
+    flags = np.asarray(flags, dtype=float)
+    if not len(flags):
+        return float("nan"), float("nan")
+    means = flags[np.random.default_rng(seed).integers(0, len(flags), (n_resamples, len(flags)))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(100 * low), float(100 * high)
+
 # %% ../nbs/06_metrics.ipynb #b408fe44
 def reidentification_summary(ranks: pd.DataFrame) -> dict[str, float]:
-    "Ensemble re-identification % and, per re-identifier, top-1 %, median and mean rank of the true profile."
+    "Ensemble re-identification % and, per re-identifier, top-1 %, each with its 95% bootstrap interval, and median and mean rank."
+    ensemble = ensemble_reidentified(ranks)
     summary = {"documents": int(ranks["document"].nunique()),
-               "ensemble_reid": float(100 * ensemble_reidentified(ranks).mean()) if len(ranks) else float("nan")}
+               "ensemble_reid": float(100 * ensemble.mean()) if len(ranks) else float("nan")}
+    summary["ensemble_reid_low"], summary["ensemble_reid_high"] = bootstrap_interval(ensemble)
     for name, group in ranks.groupby("reidentifier", sort=False):
         summary[f"{name}_top1"] = float(100 * group["reidentified"].mean())
+        summary[f"{name}_top1_low"], summary[f"{name}_top1_high"] = bootstrap_interval(group["reidentified"])
         summary[f"{name}_median_rank"] = float(group["rank"].median())
         summary[f"{name}_mean_rank"] = float(group["rank"].mean())
     return summary
