@@ -111,7 +111,7 @@ def bootstrap_interval(flags: Sequence[float], # one 0/1 outcome per document (1
 
 # %% ../nbs/06_metrics.ipynb #b408fe44
 def reidentification_summary(ranks: pd.DataFrame) -> dict[str, float]:
-    "Ensemble re-identification % and, per re-identifier, top-1 %, each with its 95% bootstrap interval, and median and mean rank."
+    "Ensemble re-identification % (also without each member) and per re-identifier top-1 %, with 95% bootstrap intervals, median and mean rank."
     ensemble = ensemble_reidentified(ranks)
     summary = {"documents": int(ranks["document"].nunique()),
                "ensemble_reid": float(100 * ensemble.mean()) if len(ranks) else float("nan")}
@@ -119,6 +119,8 @@ def reidentification_summary(ranks: pd.DataFrame) -> dict[str, float]:
     for name, group in ranks.groupby("reidentifier", sort=False):
         summary[f"{name}_top1"] = float(100 * group["reidentified"].mean())
         summary[f"{name}_top1_low"], summary[f"{name}_top1_high"] = bootstrap_interval(group["reidentified"])
+        if ranks["reidentifier"].nunique() > 1:  # the ensemble without this member (e.g. without the search's own adversary)
+            summary[f"ensemble_reid_without_{name}"] = float(100 * ensemble_reidentified(ranks[ranks.reidentifier != name]).mean())
         summary[f"{name}_median_rank"] = float(group["rank"].median())
         summary[f"{name}_mean_rank"] = float(group["rank"].mean())
     return summary

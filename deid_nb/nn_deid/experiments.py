@@ -84,7 +84,7 @@ class RunSize:
     name: str
     max_people: int | None  # candidate pool = the dataset's first `max_people` people (None: all of them)
     n_test: int | None  # test documents for cheap evaluations: baselines, Table 1 (None: the whole test split)
-    n_search: int  # test documents de-identified by NN DeID (one trajectory search each); Table 2 compares all methods on them
+    n_search: int | None  # test documents de-identified by NN DeID (None: the whole test split) (one trajectory search each); Table 2 compares all methods on them
     k_values: tuple[int, ...]  # privacy levels K read off the NN DeID trajectories (Table 2, Figure 2)
     idf_fractions: tuple[float, ...]  # IDF sweeps: fraction of word types masked, rarest first
     ensemble: tuple[str, ...]  # re-identifiers of the ensemble metric (registry names; default: EVALUATION_ENSEMBLE)
@@ -95,6 +95,7 @@ class RunSize:
     ablation_epochs: int  # Table 3: epochs per variant
     n_beam: int  # Appendix B: documents searched by both beam and greedy
     beam_reidentifier: str  # Appendix B: the re-identifier both TextAttack searches hide from
+    strong_adversary: str | None  # Table 2 / Figs 2-4 / Table 4: NN DeID also hides from this (stronger) re-identifier; None: not run
     reuse_cache: bool  # reuse cached results under artifacts/results (quick recomputes, to exercise the code)
 
 # %% ../../nbs/18_experiments.ipynb #afce5c99
@@ -102,14 +103,14 @@ RUN_SIZES = {
     "quick": RunSize("quick", max_people=120, n_test=8, n_search=3, k_values=(1, 2, 4, 8),
                                idf_fractions=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0), ensemble=("nn_uniform", "bm25"),
                                neural="zero-shot", second_reidentifier="bm25", ablation_people=60, ablation_model="tiny", ablation_epochs=1,
-                               n_beam=2, beam_reidentifier="bm25", reuse_cache=False),
-    "default": RunSize("default", max_people=None, n_test=None, n_search=60,
-                                 k_values=(1, 2, 4, 8, 16, 32, 64),
+                               n_beam=2, beam_reidentifier="bm25", strong_adversary="nn_uniform_bm25", reuse_cache=False),
+    "default": RunSize("default", max_people=None, n_test=None, n_search=None,
+                                 k_values=(1, 2, 4, 8, 16, 32, 64, 128, 256),
                                  idf_fractions=tuple(np.round(np.arange(0.1, 1.0001, 0.1), 1).tolist()),
                                  ensemble=EVALUATION_ENSEMBLE, neural="registry",
                                  second_reidentifier="nn_compact",
                                  ablation_people=400, ablation_model="minilm", ablation_epochs=2,
-                                 n_beam=5, beam_reidentifier="nn_uniform", reuse_cache=True),
+                                 n_beam=30, beam_reidentifier="nn_uniform", strong_adversary="nn_uniform_bm25", reuse_cache=True),
 }
 
 # %% ../../nbs/18_experiments.ipynb #8b4aac2d
