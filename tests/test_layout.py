@@ -30,13 +30,29 @@ def test_one_idea_per_module(module):
     assert len(module.read_text(encoding="utf-8").splitlines()) <= 400
 
 
+def _imports(module: Path, text: str) -> list[str]:
+    "The package modules `module` imports, absolute (`from deid_nb.x import`) or relative (`from ..x import`, as nbdev writes)."
+    package = _dotted(module).split(".")[:-1]
+    found = re.findall(r"^from (deid_nb\.[\w.]+) import", text, re.M)
+    for dots, name in re.findall(r"^from (\.+)([\w.]*) import", text, re.M):
+        base = package[:len(package) - (len(dots) - 1)]
+        found.append(".".join(base + ([name] if name else [])))
+    return found
+
+
+def test_the_import_table_is_read():
+    "The import reader sees nbdev's relative imports (else the test below would check nothing)."
+    assert "deid_nb.nn_deid.neural" in _imports(PACKAGE / "nn_deid" / "registry.py", (PACKAGE / "nn_deid" / "registry.py").read_text())
+    assert "deid_nb.core" in _imports(PACKAGE / "nn_deid" / "registry.py", (PACKAGE / "nn_deid" / "registry.py").read_text())
+
+
 @pytest.mark.parametrize("module", MODULES, ids=_dotted)
 def test_imports_point_backwards(module):
     "Package imports are at module level, and only of modules from earlier-numbered notebooks."
     text = module.read_text(encoding="utf-8")
     hidden = re.findall(r"^\s{4,}(?:from deid_nb[\w.]* import|import deid_nb)", text, re.M)
     assert not hidden, f"{module}: package imports inside functions"
-    for imported in re.findall(r"^from (deid_nb\.[\w.]+) import", text, re.M):
+    for imported in _imports(module, text):
         if imported in CHAPTER:
             assert CHAPTER[imported] < CHAPTER[_dotted(module)], f"{_dotted(module)} imports the later {imported}"
 
