@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from safetensors.torch import load_file, save_file
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -97,8 +98,6 @@ class BiLSTMCRF(nn.Module):
         self.emission, self.crf = nn.Linear(2 * config.hidden, n_tags), CRF(n_tags, batch_first=True)
 
 # %% ../../nbs/53_tagger.ipynb #0a74bcee
-from fastcore.basics import patch
-
 @patch
 def emissions(self: BiLSTMCRF, inputs: torch.Tensor, casing: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     "B x T x tags emission scores."
