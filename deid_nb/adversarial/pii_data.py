@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['logger', 'CASING_CLASSES', 'TAB_TYPES', 'SPACY_TO_TAB', 'tokenize', 'casing_class', 'field_type', 'merge_spans',
            'infobox_words', 'silver_spans', 'TaggedSentence', 'bio_tags', 'tag_document', 'silver_cache_path',
-           'silver_sentences', 'annotated_sentences']
+           'silver_sentences', 'annotated_sentences', 'silver_splits', 'tab_gold_sentences']
 
 # %% ../../nbs/50_pii_data.ipynb #a4d34a45
 import hashlib
@@ -18,7 +18,8 @@ from typing import Sequence
 
 from ..baselines import SPACY_MODEL, load_spacy
 from ..core import atomic_write, get_artifacts_dir, get_logger, stopwords_english
-from ..data import Person
+from ..data import Person, load_dataset
+from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
 logger = get_logger(__name__)
 
@@ -61,10 +62,11 @@ def field_type(field: str) -> str:
 
 # %% ../../nbs/50_pii_data.ipynb #c73364a1
 def merge_spans(spans: Sequence[tuple[int, int, str]], text: str) -> list[tuple[int, int, str]]:
-    "Sort spans; drop those overlapping an earlier one; join neighbours of one type separated only by spaces."
+    "Sort spans; fold overlapping ones into the first; join neighbours of one type separated only by spaces."
     merged = []
     for start, end, kind in sorted(spans):
         if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
             continue
         if merged and merged[-1][2] == kind and not text[merged[-1][1]:start].strip():
             merged[-1] = (merged[-1][0], end, kind)
@@ -158,3 +160,18 @@ def annotated_sentences(documents: Sequence[tuple[str, str, Sequence[tuple[int, 
     "Tagged sentences of documents whose PII spans are given (e.g. gold annotations)."
     docs = load_spacy(model).pipe([text for _, text, _ in documents], batch_size=32)
     return [s for (doc_id, _, spans), doc in zip(documents, docs) for s in tag_document(doc_id, doc, spans, max_tokens)]
+
+# %% ../../nbs/50_pii_data.ipynb #eb2c8d3a
+def silver_splits(dataset: str, # a name known to `deid_nb.data.load_dataset`
+                  people: dict[str, int], # split -> how many of its people (the first n)
+                  max_tokens: int = 64, artifacts_dir=None) -> dict[str, list[TaggedSentence]]:
+    "Silver-tagged sentences of the first `n` people of each split."
+    data = load_dataset(dataset)
+    return {split: silver_sentences(data.split(split)[:n], max_tokens, artifacts_dir=artifacts_dir) for split, n in people.items()}
+
+def tab_gold_sentences(documents: Sequence[TabDocument] | None = None, # None: the 100 wiki_annotated biographies
+                       max_tokens: int = 64) -> list[TaggedSentence]:
+    "TAB documents as tagged sentences; PII = inside a DIRECT or QUASI mention of any annotator."
+    documents = load_wiki_annotated() if documents is None else documents
+    return annotated_sentences([(d.doc_id, d.text, merge_spans([(m.start, m.end, m.entity_type) for m in d.mentions() if m.needs_masking], d.text))
+                                for d in documents], max_tokens)
