@@ -56,15 +56,14 @@ class NoisyRepresentation(nn.Module):
 
 # %% ../../nbs/54_adversarial.ipynb #276c8085
 class SequenceAdversary(nn.Module):
-    "A BiLSTM over per-token features with one output logit."
+    "A BiLSTM over per-token features, max-pooled over the tokens, to one output logit."
     def __init__(self, input_dim: int, hidden: int = 64):
         super().__init__()
         self.lstm, self.out = nn.LSTM(input_dim, hidden, batch_first=True, bidirectional=True), nn.Linear(2 * hidden, 1)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        packed = pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
-        final = self.lstm(packed)[1][0]  # (2, B, hidden): last states of both directions
-        return self.out(torch.cat([final[0], final[1]], dim=-1)).squeeze(-1)
+        states = _run_lstm(self.lstm, x, mask).masked_fill(~mask.unsqueeze(-1), -1e4)
+        return self.out(states.max(dim=1).values).squeeze(-1)
 
 class PairAdversaries(nn.Module):
     "T1 on [E(x); R(y)] and T2 on [R(x); R(y); cos], logits averaged; y is x (same) or x′ (different)."
@@ -120,7 +119,8 @@ class AdversarialConfig:
     init_noise: float = 0.1 # initial standard deviation of both noise layers
     n_neighbours: int = 100 # N: x′ moves one PII word to one of its N nearest neighbours
     weight: float = 1.0 # λ in l_repr = l_deid + λ|l_adv − ln 2|
-    learning_rate: float = 0.002
+    learning_rate: float = 0.002 # Nadam, representation and tagger
+    adversary_learning_rate: float = 0.01 # Nadam, adversaries (at 0.002 the raw-embedding control stayed at chance for 4 epochs)
     clip_norm: float = 1.0
     batch_size: int = 32
     max_epochs: int = 5 # per phase (P1, P2, P3 rounds; DANN epochs)
@@ -191,7 +191,8 @@ def phase_loss(model: AdversarialModel, pairs: PairBatch, phase: str) -> tuple[t
 
 def make_optimisers(model: AdversarialModel) -> dict[str, torch.optim.Optimizer]:
     "One Nadam optimiser per module."
-    return {name: torch.optim.NAdam(getattr(model, name).parameters(), lr=model.config.learning_rate) for name in PHASES["dann"]}
+    rate = lambda name: model.config.adversary_learning_rate if name == "adversary" else model.config.learning_rate
+    return {name: torch.optim.NAdam(getattr(model, name).parameters(), lr=rate(name)) for name in PHASES["dann"]}
 
 # %% ../../nbs/54_adversarial.ipynb #b598a2f5
 def run_phase(model: AdversarialModel, encoded, sampler: PairSampler, phase: str, optimisers: dict,
@@ -256,27 +257,30 @@ def _early_stopping(model: nn.Module, train_epoch, monitor, max_epochs: int, pat
 
 # %% ../../nbs/54_adversarial.ipynb #678f23cc
 @torch.no_grad()
-def representation_tags(model: AdversarialModel, data: PairData, batch_size: int = 64) -> list[list[str]]:
-    "Tags the tagger predicts from the (noisy) representation of each sentence."
+def representation_tags(model: AdversarialModel, encoded, batch_size: int = 64) -> list[list[str]]:
+    "Tags the tagger predicts from the (noisy) representation of each encoded sentence."
     model.eval()
     tags = []
-    for start in range(0, len(data.encoded), batch_size):
-        b = make_batch(data.encoded[start:start + batch_size])
+    for start in range(0, len(encoded), batch_size):
+        b = make_batch(encoded[start:start + batch_size])
         tags += [[TAGS[i] for i in path] for path in model.tagger.decode(model.representation(b.inputs, b.mask), b.casing, b.mask)]
     return tags
 
-def representation_scores(model: AdversarialModel, data: PairData) -> dict[str, float]:
-    "Binary token scores of tagging through the representation."
-    return binary_scores([s.tags for s in data.sentences], representation_tags(model, data))
+def representation_scores(model: AdversarialModel, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings) -> dict[str, float]:
+    "Binary token scores of tagging the sentences through the representation."
+    return binary_scores([s.tags for s in sentences], representation_tags(model, encode(sentences, embeddings)))
 
 # %% ../../nbs/54_adversarial.ipynb #f93204d7
+def _validation_f1(model: AdversarialModel, validation: PairData) -> float:
+    return binary_scores([s.tags for s in validation.sentences], representation_tags(model, validation.encoded))["f1"]
+
 def train_three_part(model: AdversarialModel, train: PairData, validation: PairData) -> dict:
     "Feutry et al.'s P1 / P2 / P3 schedule; returns per-phase histories and the representation state after P1."
     config, rng, optimisers = model.config, np.random.RandomState(model.config.seed), make_optimisers(model)
     def monitor(key):
         def measure():
             losses = validation_losses(model, validation.encoded, validation.sampler, config.seed)
-            return {**losses, "loss": losses[key], "validation_f1": representation_scores(model, validation)["f1"]}
+            return {**losses, "loss": losses[key], "validation_f1": _validation_f1(model, validation)}
         return measure
     epoch = lambda phase: lambda: run_phase(model, train.encoded, train.sampler, phase, optimisers, rng)
     history = {"p1": _early_stopping(model, epoch("deid"), monitor("deid"), config.max_epochs, config.patience)}
@@ -292,7 +296,7 @@ def train_dann(model: AdversarialModel, train: PairData, validation: PairData) -
     config, rng, optimisers = model.config, np.random.RandomState(model.config.seed), make_optimisers(model)
     def monitor():
         losses = validation_losses(model, validation.encoded, validation.sampler, config.seed)
-        return {**losses, "loss": losses["deid"], "validation_f1": representation_scores(model, validation)["f1"]}
+        return {**losses, "loss": losses["deid"], "validation_f1": _validation_f1(model, validation)}
     epoch = lambda: run_phase(model, train.encoded, train.sampler, "dann", optimisers, rng)
     return {"history": {"dann": _early_stopping(model, epoch, monitor, config.max_epochs, config.patience)}, "after_p1": None}
 
@@ -357,7 +361,7 @@ def _adversary_accuracy(adversary: PairAdversaries, representation, data: PairDa
 # %% ../../nbs/54_adversarial.ipynb #a3abf895
 def retrain_adversary(representation: NoisyRepresentation | None, # frozen; None = the raw embeddings (control)
                       train: PairData, test: PairData, epochs: int = 10, # K epochs of a fresh adversary
-                      hidden: int = 64, learning_rate: float = 0.002, batch_size: int = 32, seed: int = 0) -> dict:
+                      hidden: int = 64, learning_rate: float = 0.01, batch_size: int = 32, seed: int = 0) -> dict:
     "Held-out accuracy of a fresh pair adversary after each of `epochs` epochs on the frozen representation."
     torch.manual_seed(seed)
     embedding_dim = train.encoded[0][0].shape[1]

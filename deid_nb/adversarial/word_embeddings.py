@@ -135,15 +135,16 @@ def spacy_embeddings(model: str | None = None, # a spaCy model name or path; Non
 
 # %% ../../nbs/51_word_embeddings.ipynb #cd2f01a8
 def vector_sharing(words: Sequence[str], model: str | None = None) -> dict[str, int]:
-    "For each word known to the spaCy vectors: how many other keys share its vector row."
+    "For each word known to the spaCy vectors: how many *other* lower-case words share its vector row."
     vocab = load_spacy_vectors(model)
-    rows = np.fromiter(vocab.vectors.key2row.values(), dtype=np.int64)
-    per_row = np.bincount(rows, minlength=vocab.vectors.shape[0])
+    per_row = {}
+    for key, row in vocab.vectors.key2row.items():
+        per_row.setdefault(row, set()).add(vocab.strings[key].lower())
     shared = {}
     for word in words:
         row = vocab.vectors.key2row.get(vocab.strings.as_int(word) if word in vocab.strings else -1)
         if row is not None:
-            shared[word] = int(per_row[row]) - 1
+            shared[word] = len(per_row[row] - {word.lower()})
     return shared
 
 # %% ../../nbs/51_word_embeddings.ipynb #788f858d
