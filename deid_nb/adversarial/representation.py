@@ -13,7 +13,7 @@ import copy
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np

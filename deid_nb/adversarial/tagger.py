@@ -8,10 +8,8 @@ __all__ = ['logger', 'TAGS', 'TAG_INDEX', 'TaggerConfig', 'Batch', 'encode', 'ma
 
 # %% ../../nbs/53_tagger.ipynb #00056625
 import hashlib
-import itertools
 import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
-import torch
 from fastcore.basics import patch
 
 from ..model import load_encoder
