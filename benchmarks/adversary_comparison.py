@@ -1,9 +1,9 @@
 """De-identify the same test documents against different re-identifiers and evaluate every output with all of them.
 
-For each adversary (a registry name, deid_nb.index) the script runs the search (deid_nb.search.deidentify, approximate
-search, K-anonymity w.r.t. that model) on the first N test documents, then prints % of words masked, each evaluator's
-top-1 % on the de-identified documents, and the experiments' ensemble re-identification (the default profile's
-ensemble, deid_nb.analysis: re-identified when any of its models ranks the person first; deid_nb.metrics).
+For each adversary (a registry name, deid_nb.nn_deid.registry) the script runs `deid_nb.nn_deid.deidentify.deidentify`
+(approximate search, K-anonymity w.r.t. that model) on the first N test documents, then prints % of words masked, each
+evaluator's top-1 % on the de-identified documents, and the evaluation ensemble's re-identification (the experiments'
+`EVALUATION_ENSEMBLE`: re-identified when any of its models ranks the person first; deid_nb.metrics).
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/adversary_comparison.py --dataset wikibio_2000 --documents 30 \
         --adversaries nn_uniform nn_uniform_bm25
@@ -19,14 +19,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
 
-from deid_nb import metrics
-from deid_nb.analysis import get_profile
 from results import write_results  # this script's folder is on sys.path when it is run
+from deid_nb import metrics
 from deid_nb.data import load_dataset
-from deid_nb.index import load_reidentifier
-from deid_nb.search import deidentify
-
-ENSEMBLE = get_profile("default").ensemble  # the experiments' evaluation ensemble
+from deid_nb.nn_deid.deidentify import deidentify
+from deid_nb.nn_deid.registry import EVALUATION_ENSEMBLE as ENSEMBLE, load_reidentifier
 
 
 def main():
@@ -47,7 +44,7 @@ def main():
     results = []
     for adversary in args.adversaries:
         started = time.perf_counter()
-        texts = [o.text for o in deidentify(people, None, reidentifiers[adversary], k=args.k, search="approximate")]
+        texts = [o.text for o in deidentify(people, reidentifiers[adversary], args.k, search="approximate")]
         ranks = metrics.reidentification_ranks(texts, ids, reidentifiers)  # every model once
         evaluated = metrics.reidentification_summary(ranks)
         ensemble = metrics.reidentification_summary(ranks[ranks.reidentifier.isin(ENSEMBLE)])
