@@ -17,6 +17,7 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import numpy as np
 import torch
 
 import reid_accuracy  # the re-identifiers, zero-shot if asked (this script's folder is on sys.path when it is run)
@@ -32,14 +33,16 @@ def compare_adversaries(people, reidentifiers: dict, adversaries, evaluators, en
     ids, results = [p.person_id for p in people], []
     for adversary in adversaries:
         started = time.perf_counter()
-        texts = [o.text for o in deidentify(people, reidentifiers[adversary], k, search="approximate")]
+        outputs = deidentify(people, reidentifiers[adversary], k, search="approximate")
+        texts = [o.text for o in outputs]
         ranks = metrics.reidentification_ranks(texts, ids, reidentifiers)  # every model once
         evaluated = metrics.reidentification_summary(ranks)
         summary = metrics.reidentification_summary(ranks[ranks.reidentifier.isin(ensemble)])
         row = {"adversary": adversary, "k": k, "documents": len(people),
                "percent_masked": round(metrics.percent_masked(texts, [p.document for p in people], average="corpus"), 1),
                "top1": {n: round(evaluated[f"{n}_top1"], 1) for n in evaluators},
-               "ensemble_reid": round(summary["ensemble_reid"], 1), "seconds": round(time.perf_counter() - started, 1)}
+               "ensemble_reid": round(summary["ensemble_reid"], 1), "certified": round(100 * float(np.mean([o.certificate.goal_met for o in outputs])), 1),
+               "seconds": round(time.perf_counter() - started, 1)}
         results.append(row)
         print(f"hiding from {adversary}: {row['percent_masked']}% of words masked; top-1 % "
               + ", ".join(f"{n} {v}" for n, v in row["top1"].items())
