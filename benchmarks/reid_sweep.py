@@ -11,8 +11,8 @@ and lexical masking (deid_nb.baselines.lexical_redact), plus the training time. 
 
 The masked test conditions need spaCy; `--write-conditions FILE` stores them as JSON and `--conditions FILE` reads them
 back, so a machine without spaCy (e.g. a GPU box) can run the sweep (`--device cuda`). `--lexical-channel` also scores
-each variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier), its terms and weight fitted on the
-validation documents as the registry's hybrids do (deid_nb.index.fit_lexical_channel, which needs spaCy).
+each variant with the standardised BM25 channel added (deid_nb.nn_deid.hybrid.HybridReidentifier), its terms and weight fitted
+on the validation documents as the registry's hybrids do (deid_nb.nn_deid.hybrid.fit_lexical_channel, which needs spaCy).
 """
 from __future__ import annotations
 
@@ -28,12 +28,14 @@ import numpy as np
 import torch
 
 import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
-from deid_nb.core import atomic_write
 from results import write_results  # this script's folder is on sys.path when it is run
+from deid_nb.core import atomic_write
 from deid_nb.data import PeopleDataset, load_dataset
-from deid_nb.index import HybridReidentifier, NeuralReidentifier, fit_lexical_channel
-from deid_nb.model import BiEncoder, BiEncoderConfig, load_model
-from deid_nb.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
+from deid_nb.metrics import percent_masked
+from deid_nb.nn_deid.hybrid import HybridReidentifier, fit_lexical_channel
+from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig, load_model
+from deid_nb.nn_deid.neural import NeuralReidentifier
+from deid_nb.nn_deid.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
 
 VARIANTS: dict[str, tuple[dict, dict]] = {
     "default": ({}, {}),
@@ -53,15 +55,9 @@ VARIANTS: dict[str, tuple[dict, dict]] = {
     "epochs3_bs16": ({}, {"epochs": 3, "batch_size": 16}),
     "epochs3_len96": ({"max_document_tokens": 96}, {"epochs": 3}),
     "epochs3_ca0_frozen0": ({}, {"epochs": 3, "profile_epochs": (0,), "frozen_layers": 0}),
-    # the registry's nn_uniform recipe (384-d, two epochs), and the same with the lexical_mix prior (deid_nb.masking)
+    # the registry's nn_uniform recipe (384-d, two epochs) and nn_unfrozen's (the same with all layers trained)
     "d384_epochs2": ({"embedding_dim": None}, {"epochs": 2}),
-    "d384_epochs2_lexical_mix": ({"embedding_dim": None}, {"epochs": 2, "masking_prior": "lexical_mix"}),
-    # ... with the entity_mix prior (half of the documents start from the named-entity baseline's masks)
-    "d384_epochs2_entity_mix": ({"embedding_dim": None}, {"epochs": 2, "masking_prior": "entity_mix"}),
-    # the best CPU recipe measured (all layers trained, pseudo-documents from profiles, 3 epochs), with and without the entity mix
-    "d384_epochs3_unfrozen_pdocs": ({"embedding_dim": None}, {"epochs": 3, "frozen_layers": 0, "profile_documents": True}),
-    "d384_epochs3_unfrozen_pdocs_entity_mix": ({"embedding_dim": None}, {"epochs": 3, "frozen_layers": 0, "profile_documents": True,
-                                                                          "masking_prior": "entity_mix"}),
+    "d384_epochs2_unfrozen": ({"embedding_dim": None}, {"epochs": 2, "frozen_layers": 0}),
 }
 
 
@@ -102,11 +98,9 @@ def main():
     parser.add_argument("--output", default=None)
     parser.add_argument("--extra-training-people", default=None, metavar="DATASET",
                         help="train every variant also on all people of this dataset (e.g. wikibio_mini); evaluation is unchanged")
-    parser.add_argument("--profile-documents", action="store_true",
-                        help="every variant also trains on one pseudo-document per candidate profile (TrainingConfig.profile_documents)")
     parser.add_argument("--lexical-channel", action="store_true",
-                        help="also score every variant with the standardised BM25 channel added (deid_nb.index.HybridReidentifier), "
-                             "its terms and weight fitted on the validation documents (deid_nb.index.fit_lexical_channel)")
+                        help="also score every variant with the standardised BM25 channel added (HybridReidentifier), "
+                             "its terms and weight fitted on the validation documents (fit_lexical_channel)")
     args = parser.parse_args()
     variants = dict(VARIANTS, **{k: tuple(v) for k, v in json.loads(args.extra or "{}").items()})
     if args.device == "cpu":
@@ -125,7 +119,7 @@ def main():
     row_of = {p.person_id: i for i, p in enumerate(dataset.people)}
     true_rows = [row_of[p.person_id] for p in people]
     print(f"{args.dataset}: {len(people)} test documents vs {len(dataset)} profiles; % words masked: "
-          + ", ".join(f"{c} {reid_accuracy.percent_masked(conditions['unmasked'], d):.1f}" for c, d in conditions.items()), flush=True)
+          + ", ".join(f"{c} {percent_masked(d, conditions['unmasked'], average='corpus'):.1f}" for c, d in conditions.items()), flush=True)
     probe_texts, probe_ids, unique = reid_accuracy.birth_date_probe(people, dataset.people)
     if probe_texts:
         conditions = {**conditions, "birth date only": probe_texts}
@@ -139,7 +133,6 @@ def main():
     results = []
     for name in args.variants:
         model_overrides, training_overrides = variants[name]
-        training_overrides = {**training_overrides, **({"profile_documents": True} if args.profile_documents else {})}
         started = time.perf_counter()
         model, record = train_variant(training_set, name, model_overrides, training_overrides, args.device,
                                       args.threads if args.device == "cpu" else None)

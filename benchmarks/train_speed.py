@@ -1,7 +1,8 @@
 """Training speed (sequences/s) and validation top-1 of naive full fine-tuning vs the CPU recipe.
 
-Both variants train the MiniLM bi-encoder's document encoder for one epoch on the same first N training documents
-of a dataset (full softmax over every profile, uniform masking prior, label smoothing 0.1, no coordinate ascent),
+Every variant trains the MiniLM bi-encoder's document encoder for one epoch on the same first N training documents
+of a dataset (`first_training_people`: the dataset with its train split cut to N; full softmax over every profile,
+uniform masking prior, label smoothing 0.1, no coordinate ascent),
 then report top-1 over the whole candidate pool on the validation documents, unmasked and 30%-masked.
 
 naive:  all layers trained, every batch padded to 128 tokens, shuffled batches
@@ -23,17 +24,22 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
 
-from deid_nb.core import get_artifacts_dir
 from results import write_results  # this script's folder is on sys.path when it is run
-from deid_nb.data import load_dataset
-from deid_nb.model import BiEncoder, BiEncoderConfig
-from deid_nb.training import TrainingConfig, train_bi_encoder
+from deid_nb.core import get_artifacts_dir
+from deid_nb.data import PeopleDataset, load_dataset
+from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig
+from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
 
 VARIANTS = {
     "naive": dict(frozen_layers=0, freeze_embeddings=False, length_bucketing=False, dynamic_padding=False),
     "recipe": dict(frozen_layers=3, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True),
     "recipe_all_layers": dict(frozen_layers=0, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True),  # nn_unfrozen's
 }
+
+
+def first_training_people(dataset: PeopleDataset, n: int) -> PeopleDataset:
+    "`dataset` with only its first `n` training people in the train split; candidates, validation and test unchanged."
+    return PeopleDataset(f"{dataset.name}-train{n}", dataset.people, {**dataset.splits, "train": list(dataset.splits["train"])[:n]})
 
 
 def main():
@@ -44,11 +50,10 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
-    dataset = load_dataset(args.dataset)
+    dataset = first_training_people(load_dataset(args.dataset), args.train_documents)
     results = []
     for variant in args.variants:
-        config = TrainingConfig(epochs=1, profile_epochs=(), max_train_documents=args.train_documents,
-                                num_threads=args.threads, **VARIANTS[variant])
+        config = TrainingConfig(epochs=1, profile_epochs=(), num_threads=args.threads, **VARIANTS[variant])
         torch.manual_seed(config.seed)
         model = BiEncoder(BiEncoderConfig())
         with tempfile.TemporaryDirectory() as tmp:
