@@ -11,10 +11,14 @@ from typing import Mapping, Sequence
 
 from fastcore.basics import patch
 
+from ..baselines import ALL_ENTITY_TYPES, entity_spans
 from ..core import MASK_ALIASES, MASK_TOKEN, normalise_masks
+from ..data import Person
+from .knowledge_base import person_keys
 
 # %% auto #0
-__all__ = ['RUN_SEPARATOR', 'MaskedSpan', 'MaskedDocument', 'entity_document', 'align_redaction', 'redaction_document']
+__all__ = ['RUN_SEPARATOR', 'MaskedSpan', 'MaskedDocument', 'entity_document', 'spacy_entity_documents', 'align_redaction',
+           'redaction_document']
 
 # %% ../../nbs/42_redaction_alignment.ipynb #ba8dd48c
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class MaskedDocument:
     original: str
     spans: list[MaskedSpan]
     person: frozenset = frozenset()
+    length_visible: bool = False  # each span shows how many words it hides (one mask per word)
 
     def __post_init__(self):
         self.spans = sorted(self.spans, key=lambda s: (s.start, s.end))
@@ -76,6 +81,13 @@ def entity_document(doc_id: str, original: str,
     return MaskedDocument(doc_id, original, merged, person)
 
 # %% ../../nbs/42_redaction_alignment.ipynb #3ed49979
+def spacy_entity_documents(people: Sequence[Person], source: str, # knowledge-base source name: doc ids are `{source}:{person_id}`
+                           entity_types: Sequence[str] = ALL_ENTITY_TYPES) -> list[MaskedDocument]:
+    "Each person's document with every spaCy entity of `entity_types` masked (one mask per mention)."
+    spans = entity_spans([p.document for p in people], entity_types)
+    return [entity_document(f"{source}:{p.person_id}", p.document, ents, person_keys(p)) for p, ents in zip(people, spans)]
+
+# %% ../../nbs/42_redaction_alignment.ipynb #6f101098
 RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")
 _WORD = re.compile(r"\w+")
 
@@ -110,4 +122,4 @@ def redaction_document(doc_id: str, original: str, masked: str, person: frozense
     "The masked document of a word-by-word redaction `masked` of `original`."
     runs = align_redaction(masked, original, doc_id)
     return MaskedDocument(doc_id, original, [MaskedSpan(s, e, "MASKED", "", MASK_TOKEN if hide_length else surface)
-                                             for s, e, surface in runs], person)
+                                             for s, e, surface in runs], person, length_visible=not hide_length)
