@@ -98,15 +98,15 @@ def word_surprisal(scores: TokenScores, word_spans: Sequence[tuple[int, int]], #
     overlap = (scores.offsets[None, :, 0] < spans[:, 1:2]) & (scores.offsets[None, :, 1] > spans[:, 0:1])
     return -(overlap * scores.logprobs[None, :]).sum(axis=1)
 
-# %% ../../nbs/33_lm_scores.ipynb #ef904d28
+# %% ../../nbs/33_lm_scores.ipynb #7b3b8c74
 class SurprisalWeights:
-    "Token weights for the TAB metrics: a callable (doc_id, text, word spans) -> surprisal of each word."
+    "A TAB-metrics weighting (text, word spans) -> each word's SmolLM2 surprisal, for the documents it was built on."
     label = P_W_LABEL
     def __init__(self, model, tokenizer, texts: Mapping[str, str], batch_size: int = 4, artifacts_dir=None):
-        self.model_name = model_key(model)
+        self.model_name, self.doc_of_text = model_key(model), {text: doc_id for doc_id, text in texts.items()}
         self.scores = document_scores(model, tokenizer, texts, batch_size, artifacts_dir)
-    def __call__(self, doc_id: str, text: str, word_spans: Sequence[tuple[int, int]]) -> np.ndarray:
-        if doc_id not in self.scores:
-            raise KeyError(f"document {doc_id!r}: no LM scores for the surprisal weights")
-        return word_surprisal(self.scores[doc_id], word_spans)
+    def __call__(self, text: str, word_spans: Sequence[tuple[int, int]]) -> np.ndarray:
+        if text not in self.doc_of_text:
+            raise KeyError(f"no LM scores for the document starting {text[:40]!r}")
+        return word_surprisal(self.scores[self.doc_of_text[text]], word_spans)
     def __repr__(self): return f"SurprisalWeights(model={self.model_name!r}, documents={len(self.scores)})"
