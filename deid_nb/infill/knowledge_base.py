@@ -14,10 +14,11 @@ import numpy as np
 from fastcore.basics import patch
 
 from ..data import Person, linearise_profile, load_wikibio_2000, load_wikibio_mini
+from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
 # %% auto #0
 __all__ = ['PASSAGE_KINDS', 'LEVELS', 'name_key', 'person_keys', 'Passage', 'biography_passages', 'infobox_passages',
-           'general_passages', 'KnowledgeBase', 'build_knowledge_base', 'default_sources']
+           'general_passages', 'KnowledgeBase', 'build_knowledge_base', 'tab_people', 'default_sources']
 
 # %% ../../nbs/40_knowledge_base.ipynb #fabc3979
 def name_key(name: str) -> str:
@@ -50,8 +51,9 @@ def biography_passages(people: Sequence[Person], source: str) -> list[Passage]:
     return [Passage(f"{source}:{p.person_id}", p.document, "biography", person_keys(p)) for p in people]
 
 def infobox_passages(people: Sequence[Person], source: str) -> list[Passage]:
-    "Each person's profile, linearised `key || value` per line, as an `infobox` passage with id `{source}-box:{person_id}`."
-    return [Passage(f"{source}-box:{p.person_id}", linearise_profile(p.profile), "infobox", person_keys(p)) for p in people]
+    "Each profile with more than a name, linearised `key || value` per line, as an `infobox` passage `{source}-box:{person_id}`."
+    return [Passage(f"{source}-box:{p.person_id}", linearise_profile(p.profile), "infobox", person_keys(p))
+            for p in people if len(p.profile) > 1]
 
 # %% ../../nbs/40_knowledge_base.ipynb #f15bf874
 def general_passages(n_cities: int = 1000, # the most populous cities kept
@@ -124,6 +126,11 @@ def build_knowledge_base(biographies: Mapping[str, Sequence[Person]], # {source 
         passages += biography_passages(people, source) + (infobox_passages(people, source) if infoboxes else [])
     return KnowledgeBase(passages)
 
+def tab_people(documents: Sequence[TabDocument]) -> list[Person]:
+    "TAB documents as people: id = doc id, document = text, profile = the protected person's name only."
+    return [Person(d.doc_id, d.text, {"name": d.protected_person}) for d in documents]
+
 def default_sources(data_dir=None) -> dict[str, list[Person]]:
-    "WikiBio-2000 and WikiBio-mini, the biographies of the Wikipedia track."
-    return {"wikibio_2000": load_wikibio_2000(data_dir), "wikibio_mini": load_wikibio_mini(data_dir)}
+    "WikiBio-2000, WikiBio-mini and the annotated bios: the ≈7k biographies of both tracks."
+    return {"wikibio_2000": load_wikibio_2000(data_dir), "wikibio_mini": load_wikibio_mini(data_dir),
+            "wiki_annotated": tab_people(load_wiki_annotated(data_dir))}
