@@ -13,12 +13,13 @@ from fastcore.basics import patch
 
 from ..baselines import ALL_ENTITY_TYPES, entity_spans
 from ..core import MASK_ALIASES, MASK_TOKEN, normalise_masks
-from ..data import Person
+from ..data import Person, load_dataset
 from .knowledge_base import person_keys
+from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
 # %% auto #0
-__all__ = ['RUN_SEPARATOR', 'MaskedSpan', 'MaskedDocument', 'entity_document', 'spacy_entity_documents', 'align_redaction',
-           'redaction_document']
+__all__ = ['TRACKS', 'RUN_SEPARATOR', 'MaskedSpan', 'MaskedDocument', 'entity_document', 'spacy_entity_documents',
+           'annotated_documents', 'target_documents', 'align_redaction', 'redaction_document']
 
 # %% ../../nbs/42_redaction_alignment.ipynb #ba8dd48c
 @dataclass(frozen=True)
@@ -88,6 +89,28 @@ def spacy_entity_documents(people: Sequence[Person], source: str, # knowledge-ba
     return [entity_document(f"{source}:{p.person_id}", p.document, ents, person_keys(p)) for p, ents in zip(people, spans)]
 
 # %% ../../nbs/42_redaction_alignment.ipynb #6f101098
+def annotated_documents(documents: Sequence[TabDocument], source: str = "wiki_annotated",
+                        identifier_types: Sequence[str] = ("DIRECT", "QUASI")) -> list[MaskedDocument]:
+    "Each TAB document with its mentions of `identifier_types` masked (one mask per mention, overlaps merged)."
+    keep = set(identifier_types)
+    return [entity_document(f"{source}:{d.doc_id}", d.text,
+                            [(m.start, m.end, m.entity_type, m.identifier_type) for m in d.mentions() if m.identifier_type in keep],
+                            person_keys(Person(d.doc_id, d.text, {"name": d.protected_person})))
+            for d in documents]
+
+# %% ../../nbs/42_redaction_alignment.ipynb #5774c330
+TRACKS = ("wikibio_2000", "wiki_annotated")
+
+def target_documents(dataset: str, # "wikibio_2000" (spaCy entities) or "wiki_annotated" (manual DIRECT+QUASI)
+                     n: int | None = None, data_dir=None) -> list[MaskedDocument]:
+    "The masked documents of a track: its first `n` targets (all with None)."
+    if dataset == "wikibio_2000":
+        return spacy_entity_documents(load_dataset("wikibio_2000", data_dir=data_dir).split("test")[:n], "wikibio_2000")
+    if dataset == "wiki_annotated":
+        return annotated_documents(load_wiki_annotated(data_dir)[:n])
+    raise ValueError(f"unknown infilling track {dataset!r}; choose one of {TRACKS}")
+
+# %% ../../nbs/42_redaction_alignment.ipynb #1c7fb643
 RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")
 _WORD = re.compile(r"\w+")
 

@@ -22,7 +22,7 @@ logger = get_logger("deid_nb.infill.infillers")
 
 # %% auto #0
 __all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'span_order', 'infill_document', 'infill_documents',
-           'infilled_text']
+           'retrieval_records', 'infilled_text']
 
 # %% ../../nbs/43_infillers.ipynb #6d6a3177
 @dataclass(frozen=True)
@@ -156,6 +156,21 @@ def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, 
     frame = pd.DataFrame(records, columns=["doc_id", "span", "step", "label", "identifier", "original", "prediction",
                                            "in_sparse", "positive_rank", "chunks", "passages"])
     return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)
+
+def retrieval_records(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300) -> pd.DataFrame:
+    "Retrieval alone on the fully masked documents (Tables 1–2): per span, is the original in the BM25 documents, and the first positive chunk's rank."
+    rows = []
+    for document in documents:
+        text, offsets = document.render()
+        found = retriever.documents([text], [retriever.knowledge_base.allowed(level, document.person, document.doc_id)])[0]
+        sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in found)
+        for i, (start, end) in enumerate(offsets):
+            ranked = retriever.passages(span_query(text, start, end, context_chars), found)
+            original = document.span_text(i)
+            rows.append({"doc_id": document.doc_id, "span": i, "label": document.spans[i].label, "identifier": document.spans[i].identifier,
+                         "original": original, "in_sparse": _contains(sparse_text, original), "chunks": len(ranked),
+                         "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None)})
+    return pd.DataFrame(rows, columns=["doc_id", "span", "label", "identifier", "original", "in_sparse", "chunks", "positive_rank"]).assign(level=level)
 
 def infilled_text(document: MaskedDocument, records: pd.DataFrame) -> str:
     "The document with every span replaced by its prediction in `records` (spans without a record stay masked)."
