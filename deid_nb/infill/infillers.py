@@ -5,6 +5,8 @@
 # %% ../../nbs/43_infillers.ipynb #07083330
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import zlib
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ logger = get_logger("deid_nb.infill.infillers")
 
 # %% auto #0
 __all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'span_order', 'infill_document', 'infill_documents',
-           'retrieval_records', 'infilled_text']
+           'retrieval_records', 'documents_key', 'infilled_text']
 
 # %% ../../nbs/43_infillers.ipynb #6d6a3177
 @dataclass(frozen=True)
@@ -171,6 +173,11 @@ def retrieval_records(documents: Sequence[MaskedDocument], retriever: Retriever,
                          "original": original, "in_sparse": _contains(sparse_text, original), "chunks": len(ranked),
                          "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None)})
     return pd.DataFrame(rows, columns=["doc_id", "span", "label", "identifier", "original", "in_sparse", "chunks", "positive_rank"]).assign(level=level)
+
+def documents_key(documents: Sequence[MaskedDocument], *settings) -> str:
+    "A short hash of the documents (ids, texts, spans) and of the settings that change a result: cache file names."
+    payload = [[d.doc_id, d.original, [(s.start, s.end, s.label, s.identifier, s.surface) for s in d.spans]] for d in documents]
+    return hashlib.sha256(json.dumps([payload, [repr(x) for x in settings]]).encode()).hexdigest()[:12]
 
 def infilled_text(document: MaskedDocument, records: pd.DataFrame) -> str:
     "The document with every span replaced by its prediction in `records` (spans without a record stay masked)."
