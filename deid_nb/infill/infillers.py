@@ -9,12 +9,16 @@ import hashlib
 import json
 import re
 import zlib
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
+from fastcore.basics import patch
 
+from ..causal_lm import _start_id
 from ..core import MASK_TOKEN, count_masks, get_logger
 from .alignment import MaskedDocument
 from .knowledge_base import KnowledgeBase
@@ -23,7 +27,7 @@ from .retrieval import ANON, Retriever, span_query
 logger = get_logger("deid_nb.infill.infillers")
 
 # %% auto #0
-__all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'span_order', 'infill_document', 'infill_documents',
+__all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'LMInfiller', 'span_order', 'infill_document', 'infill_documents',
            'retrieval_records', 'documents_key', 'infilled_text']
 
 # %% ../../nbs/43_infillers.ipynb #6d6a3177
@@ -110,6 +114,99 @@ class CopyInfiller:
         return ranked[0][1] if ranked else ""
 
 # %% ../../nbs/43_infillers.ipynb #a15886c2
+def _cut_beam(text: str) -> str:
+    "A generated continuation up to its first line break or sentence punctuation, stripped."
+    return re.split(r"[\n.,;:()\[\]\"]", text, maxsplit=1)[0].strip()
+
+class LMInfiller:
+    "Causal-LM infiller: copy candidates ∪ beams, re-ranked by log p(right context | passages + left context + hypothesis)."
+    name = "lm"
+    def __init__(self, model, tokenizer, copy: CopyInfiller | None = None, # candidate source (None: a default CopyInfiller)
+                 n_copy: int = 8, # best copy candidates kept as hypotheses
+                 beams: int = 4, # LM beams added as hypotheses (0: none)
+                 max_new_tokens: int = 8, right_tokens: int = 12, # right-context tokens scored
+                 copy_weight: float = 0.0, # nats added per unit of copy score (0: the right-context likelihood alone)
+                 max_prompt_tokens: int = 768, batch_size: int = 16):
+        self.model, self.tokenizer, self.copy, self.copy_weight = model.eval(), tokenizer, copy or CopyInfiller(), copy_weight
+        self.n_copy, self.beams, self.max_new_tokens, self.right_tokens = n_copy, beams, max_new_tokens, right_tokens
+        self.max_prompt_tokens, self.batch_size = max_prompt_tokens, batch_size
+
+    def __repr__(self):
+        return (f"LMInfiller(model={type(self.model).__name__}, n_copy={self.n_copy}, beams={self.beams}, "
+                f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, copy_weight={self.copy_weight})")
+
+# %% ../../nbs/43_infillers.ipynb #c65e7ebe
+@patch
+def _ids(self: LMInfiller, text: str) -> list[int]: return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+@patch
+def prompt_ids(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> list[int]:
+    "Start token, the passages (one per paragraph) and the left context without its trailing space, cut from the left to fit."
+    text = "".join(f"{p}\n\n" for p in passages) + context.left.rstrip()
+    ids = self._ids(text)
+    return [_start_id(self.tokenizer)] + ids[max(0, len(ids) - self.max_prompt_tokens + 1):]
+
+@patch
+@torch.no_grad()
+def generate_beams(self: LMInfiller, prompt: list[int]) -> list[str]:
+    "The LM's `beams` best continuations of the prompt, each cut at the first punctuation."
+    if not self.beams:
+        return []
+    device = next(self.model.parameters()).device
+    out = self.model.generate(torch.tensor([prompt], device=device), attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
+                              num_beams=self.beams, num_return_sequences=self.beams, max_new_tokens=self.max_new_tokens,
+                              do_sample=False, pad_token_id=self.tokenizer.pad_token_id)
+    return [_cut_beam(self.tokenizer.decode(row[len(prompt):], skip_special_tokens=True)) for row in out]
+
+# %% ../../nbs/43_infillers.ipynb #bb006b05
+@patch
+@torch.no_grad()
+def right_context_logprobs(self: LMInfiller, prompt: list[int], hypotheses: Sequence[str], # written after the prompt (with their leading space)
+                           right: str) -> np.ndarray:
+    "Sum of log p(right-context tokens | prompt + hypothesis) per hypothesis; the prompt's cache is computed once and shared."
+    device = next(self.model.parameters()).device
+    right_ids = self._ids(right)[:self.right_tokens] or [self.tokenizer.eos_token_id]
+    prefix = self.model(input_ids=torch.tensor([prompt], device=device), use_cache=True)
+    scores = []
+    for b in range(0, len(hypotheses), self.batch_size):
+        batch = [self._ids(h) or [self.tokenizer.eos_token_id] for h in hypotheses[b:b + self.batch_size]]
+        width = max(len(h) for h in batch) + len(right_ids)
+        ids = torch.full((len(batch), width), self.tokenizer.pad_token_id, dtype=torch.long, device=device)
+        mask = torch.zeros(len(batch), len(prompt) + width, dtype=torch.long, device=device)
+        for row, h in enumerate(batch):
+            ids[row, :len(h) + len(right_ids)] = torch.tensor(h + right_ids)
+            mask[row, :len(prompt) + len(h) + len(right_ids)] = 1
+        cache = deepcopy(prefix.past_key_values)
+        cache.batch_repeat_interleave(len(batch))
+        logp = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits.float().log_softmax(-1)
+        for row, h in enumerate(batch):
+            positions = torch.arange(len(h) - 1, len(h) - 1 + len(right_ids), device=device)
+            scores.append(float(logp[row, positions, torch.tensor(right_ids, device=device)].sum()))
+    return np.array(scores)
+
+# %% ../../nbs/43_infillers.ipynb #832b80cc
+@patch
+def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int]) -> dict[str, float]:
+    "{hypothesis: copy score (0 when the passages lack it)}: copy candidates ∪ LM beams, the visible length enforced when any fits."
+    scored = self.copy.candidates(context, passages)
+    copy_scores = {text: score for score, text in scored}
+    found = list(dict.fromkeys(h for h in [text for _, text in scored[:self.n_copy]] + self.generate_beams(prompt) if h))
+    if context.n_words:
+        found = [h for h in found if len(re.findall(r"\w+", h)) == context.n_words] or found
+    return {h: copy_scores.get(h, 0.0) for h in found}
+
+@patch
+def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> str:
+    "The hypothesis maximising log p(right context | prompt + hypothesis) + copy_weight × copy score ('' when none)."
+    prompt = self.prompt_ids(context, passages)
+    found = self.hypotheses(context, passages, prompt)
+    if not found:
+        return ""
+    space = context.left[len(context.left.rstrip()):]
+    scores = self.right_context_logprobs(prompt, [space + h for h in found], context.right) + self.copy_weight * np.array(list(found.values()))
+    return list(found)[int(np.argmax(scores))]
+
+# %% ../../nbs/43_infillers.ipynb #52dc3784
 def _contains(haystack: str, needle: str) -> bool:
     "Case-insensitive containment with whitespace runs collapsed."
     squash = lambda s: " ".join(s.lower().split())
@@ -119,7 +216,7 @@ def span_order(document: MaskedDocument, seed: int) -> np.ndarray:
     "The random order the spans of `document` are filled in: a permutation seeded by `seed` and the document id."
     return np.random.default_rng([seed, zlib.crc32(document.doc_id.encode())]).permutation(len(document.spans))
 
-# %% ../../nbs/43_infillers.ipynb #c65e7ebe
+# %% ../../nbs/43_infillers.ipynb #09c2602c
 def infill_document(document: MaskedDocument, retriever: Retriever, allowed: np.ndarray, # the level's mask (KnowledgeBase.allowed)
                     infiller: Infiller, k: int = 1, # retrieved chunks given to the infiller per span
                     seed: int = 0, context_chars: int = 300, # characters of context the infiller and the query see on each side
@@ -144,7 +241,7 @@ def infill_document(document: MaskedDocument, retriever: Retriever, allowed: np.
                         "passages": [retriever.knowledge_base.passages[p].passage_id for p, _ in ranked[:k]]})
     return records
 
-# %% ../../nbs/43_infillers.ipynb #bb006b05
+# %% ../../nbs/43_infillers.ipynb #45eaaedb
 def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, # a background level (LEVELS)
                      infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300) -> pd.DataFrame:
     "`infill_document` for each document at `level`; a document that fails is logged and skipped."
