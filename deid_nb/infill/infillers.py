@@ -132,7 +132,8 @@ class LMInfiller:
         self.max_prompt_tokens, self.batch_size = max_prompt_tokens, batch_size
 
     def __repr__(self):
-        return (f"LMInfiller(model={type(self.model).__name__}, n_copy={self.n_copy}, beams={self.beams}, "
+        model = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
+        return (f"LMInfiller(model={model!r}, n_copy={self.n_copy}, beams={self.beams}, "
                 f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, copy_weight={self.copy_weight})")
 
 # %% ../../nbs/43_infillers.ipynb #c65e7ebe
