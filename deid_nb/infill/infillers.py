@@ -265,7 +265,7 @@ def retrieval_records(documents: Sequence[MaskedDocument], retriever: Retriever,
         found = retriever.documents([text], [retriever.knowledge_base.allowed(level, document.person, document.doc_id)])[0]
         sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in found)
         for i, (start, end) in enumerate(offsets):
-            ranked = retriever.passages(span_query(text, start, end, context_chars), found)
+            ranked = retriever.passages(span_query(text, start, end, context_chars), found, cache_query=True)  # same query at every level
             original = document.span_text(i)
             rows.append({"doc_id": document.doc_id, "span": i, "label": document.spans[i].label, "identifier": document.spans[i].identifier,
                          "original": original, "in_sparse": _contains(sparse_text, original), "chunks": len(ranked),

@@ -127,11 +127,13 @@ def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -
     return rows[0] if single else rows
 
 @patch
-def rank(self: DenseReranker, query: str, chunks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    "(order, cosine scores): chunk indices best first (ties by index) and each chunk's score; the query is not cached."
+def rank(self: DenseReranker, query: str, chunks: Sequence[str],
+         cache_query: bool = False, # also cache the query's embedding (when the same query recurs, e.g. across levels)
+        ) -> tuple[np.ndarray, np.ndarray]:
+    "(order, cosine scores): chunk indices best first (ties by index) and each chunk's score."
     if not chunks:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=np.float32)
-    scores = self.embed(list(chunks)) @ self.embed(query, cache=False)
+    scores = self.embed(list(chunks)) @ self.embed(query, cache=cache_query)
     return np.argsort(-scores, kind="stable"), scores
 
 @patch
@@ -167,10 +169,10 @@ class Retriever:
                 self._chunks[i] = chunk_text(self.knowledge_base.passages[i].text, self.chunk_size, self.chunk_overlap)
         return [(i, c) for i in documents for c in self._chunks[i]]
 
-    def passages(self, query: str, documents: Sequence[int], k: int | None = None) -> list[tuple[int, str]]:
+    def passages(self, query: str, documents: Sequence[int], k: int | None = None, cache_query: bool = False) -> list[tuple[int, str]]:
         "The chunks of `documents` ranked for `query` (dense, or BM25 order without a dense model); the first `k`."
         chunks = self.chunks_of(documents)
-        order = self.dense.rank(query, [c for _, c in chunks])[0] if self.dense is not None else range(len(chunks))
+        order = self.dense.rank(query, [c for _, c in chunks], cache_query)[0] if self.dense is not None else range(len(chunks))
         return [chunks[j] for j in order][:k]
 
     def __repr__(self): return f"Retriever({len(self.knowledge_base)} passages, N={self.n_documents}, dense={self.dense!r})"
