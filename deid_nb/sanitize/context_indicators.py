@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 from rank_bm25 import BM25Okapi
 
-from ..causal_lm import token_logprobs
+from ..causal_lm import edited_token_logprobs, token_logprobs
 from ..core import atomic_write, get_artifacts_dir, get_logger
 from ..data import load_wikibio_2000, load_wikibio_mini
 from ..reidentifier import bm25_tokens
@@ -65,19 +65,19 @@ def _span_logprob(scores, start: int, end: int) -> float:
     return float(scores.logprobs[overlap].sum())
 
 def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame, # this document's candidate spans
-                       batch_size: int = 8) -> dict[str, float]:
+                      ) -> dict[str, float]:
     "Each entity's largest drop in log p (name after the cloze; later entities' first mentions) when its mentions are masked."
     groups, name = _entity_groups(spans), protected_name(document)
-    variants = [(None, document.text)] + [(key, masked_with_shift(document.text, mentions)) for key, mentions in groups.items()]
-    texts = [document.text + CLOZE + " " + name] + [masked + CLOZE + " " + name for _, (masked, _) in variants[1:]]
-    scored = token_logprobs(model, tokenizer, texts, batch_size=batch_size)
+    variants = {key: masked_with_shift(document.text, mentions) for key, mentions in groups.items()}
+    text = document.text + CLOZE + " " + name
+    base_scores, scored = edited_token_logprobs(model, tokenizer, text, [masked + CLOZE + " " + name for masked, _ in variants.values()])
     first = {key: mentions[0] for key, mentions in groups.items()}
-    base_name = _span_logprob(scored[0], len(texts[0]) - len(name), len(texts[0]))
-    base = {key: _span_logprob(scored[0], *span) for key, span in first.items()}
+    base_name = _span_logprob(base_scores, len(text) - len(name), len(text))
+    base = {key: _span_logprob(base_scores, *span) for key, span in first.items()}
     drops = {}
-    for (key, (masked, shift)), scores in zip(variants[1:], scored[1:]):
-        own = groups[key]
-        values = [base_name - _span_logprob(scores, len(masked) + len(CLOZE) + 1, len(masked) + len(CLOZE) + 1 + len(name))]
+    for (key, (masked, shift)), scores in zip(variants.items(), scored):
+        own, name_at = groups[key], len(masked) + len(CLOZE) + 1
+        values = [base_name - _span_logprob(scores, name_at, name_at + len(name))]
         for other, (s, e) in first.items():
             if other != key and s > own[0][0] and not any(a < e and s < b for a, b in own):
                 values.append(base[other] - _span_logprob(scores, shift(s), shift(e)))
@@ -85,7 +85,7 @@ def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFr
     return drops
 
 # %% ../../nbs/35_context_indicators.ipynb #ec731d0b
-def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame, batch_size: int = 8,
+def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame,
                               artifacts_dir=None) -> dict[str, float]:
     "`perturbation_drops`, read from or written to `artifacts/perturbation/<model>/<key>.json`."
     key = hashlib.sha256(json.dumps([document.text, protected_name(document), sorted(_entity_groups(spans).items()),
@@ -93,22 +93,22 @@ def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd
     path = get_artifacts_dir(artifacts_dir) / "perturbation" / model_key(model) / f"{key}.json"
     if path.exists():
         return json.loads(path.read_text())
-    drops = perturbation_drops(model, tokenizer, document, spans, batch_size)
+    drops = perturbation_drops(model, tokenizer, document, spans)
     with atomic_write(path) as f: json.dump(drops, f)
     return drops
 
 # %% ../../nbs/35_context_indicators.ipynb #89ec0ef1
 class PerturbationIndicator(RiskIndicator):
     "§5.3: mask an entity when its largest log-prob drop exceeds t*, fitted by Eq. 1 on the training documents."
-    def __init__(self, model, tokenizer, batch_size: int = 8, spacy_model: str = "sm", artifacts_dir=None):
-        self.model, self.tokenizer, self.batch_size, self.spacy_model, self.artifacts_dir = model, tokenizer, batch_size, spacy_model, artifacts_dir
+    def __init__(self, model, tokenizer, spacy_model: str = "sm", artifacts_dir=None):
+        self.model, self.tokenizer, self.spacy_model, self.artifacts_dir = model, tokenizer, spacy_model, artifacts_dir
         self.name, self.threshold, self.sweep = f"perturbation ({model_key(model)})", 0.0, None
     def risk(self, docs, spans: pd.DataFrame) -> np.ndarray:
         risk = pd.Series(np.nan, index=spans.index)
         for d in docs:
             mine = spans[spans.doc_id == d.doc_id]
             if len(mine) == 0: continue
-            drops = cached_perturbation_drops(self.model, self.tokenizer, d, mine, self.batch_size, self.artifacts_dir)
+            drops = cached_perturbation_drops(self.model, self.tokenizer, d, mine, self.artifacts_dir)
             for key, mentions in _entity_groups(mine).items():
                 hit = mine.apply(lambda r: (int(r.start), int(r.end)) in mentions, axis=1)
                 risk[mine.index[hit.to_numpy()]] = drops[key]
