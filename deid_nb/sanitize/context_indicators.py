@@ -19,13 +19,15 @@ from ..core import atomic_write, get_artifacts_dir, get_logger
 from ..data import load_wikibio_2000, load_wikibio_mini
 from ..reidentifier import bm25_tokens
 from .lm_scores import model_key
-from .risk_indicators import RiskIndicator, fit_threshold
+from .risk_indicators import (LMProbabilityIndicator, MaskAll, ReplayIndicator, RiskIndicator, SequenceLabellingIndicator,
+                                             SpanClassifierIndicator, cross_validate, fit_threshold)
 from .tab_corpus import TabDocument
 from .tab_metrics import TabScorer
 
 # %% auto #0
 __all__ = ['CLOZE', 'FILLER', 'protected_name', 'masked_with_shift', 'perturbation_drops', 'cached_perturbation_drops',
-           'PerturbationIndicator', 'search_pages', 'LocalSearchEngine', 'SearchHitsIndicator', 'combine_decisions']
+           'PerturbationIndicator', 'search_pages', 'LocalSearchEngine', 'SearchHitsIndicator', 'combine_decisions',
+           'standard_indicators', 'cross_validated_decisions']
 
 # %% ../../nbs/35_context_indicators.ipynb #a2a959f0
 CLOZE, FILLER = "\nThis text is about", "___"
@@ -174,3 +176,43 @@ def combine_decisions(decisions: Mapping[str, Sequence[bool]], # indicator name 
         raise ValueError("no indicator decisions to combine")
     votes = np.sum([np.asarray(d, dtype=bool) for d in decisions.values()], axis=0)
     return votes >= k
+
+# %% ../../nbs/35_context_indicators.ipynb #66db9acf
+def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings: Mapping, data_dir=None) -> dict:
+    "name -> factory of a fresh indicator, for the paper's rows; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
+    engines = {label: LocalSearchEngine(search_pages(docs, include, data_dir)) for label, include in (("", True), ("bios left out", False))}
+    encoder, random_init = settings.get("encoder", "minilm"), settings.get("encoder_random_init")
+    replay = {kind: ReplayIndicator(kind, trees=settings.get("trees", 200), data_dir=data_dir) for kind in ("logistic", "stacked")}
+    factories = {"mask all": MaskAll,
+                 "LM probabilities (logistic regression)": lambda: LMProbabilityIndicator("logistic"),
+                 "LM probabilities (stacked ensemble)": lambda: LMProbabilityIndicator("stacked", trees=settings.get("trees", 200)),
+                 "LM probabilities replay (logistic regression)": lambda: replay["logistic"],
+                 "LM probabilities replay (stacked ensemble)": lambda: replay["stacked"],
+                 "span classification": lambda: SpanClassifierIndicator(encoder, random_init),
+                 "perturbation": lambda: PerturbationIndicator(model, tokenizer, settings.get("spacy_model", "sm")),
+                 "sequence labelling (partial match)": lambda: SequenceLabellingIndicator(encoder, "partial", settings.get("seq_epochs", 4), random_init=random_init)}
+    for label, engine in engines.items():
+        suffix = f", {label}" if label else ""
+        factories[f"web search (URL∩{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(engine, "url", label=label)
+        factories[f"web search (# of hits{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(engine, "hits", spacy_model=settings.get("spacy_model", "sm"), label=label)
+    return factories
+
+# %% ../../nbs/35_context_indicators.ipynb #96e605da
+def cross_validated_decisions(indicators: Mapping[str, callable], docs: Sequence[TabDocument], spans: pd.DataFrame,
+                              folds, cache_name: str | None = None, # e.g. the profile and model; None: no cache
+                              artifacts_dir=None) -> pd.DataFrame:
+    "Per span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
+    key = hashlib.sha256(json.dumps([sorted(indicators), spans[["doc_id", "start", "end"]].values.tolist(), folds], default=str).encode()).hexdigest()[:16]
+    path = get_artifacts_dir(artifacts_dir) / "sanitize_cv" / f"{cache_name}-{key}.csv"
+    if cache_name and path.exists():
+        return pd.read_csv(path, keep_default_na=False).set_axis(spans.index)
+    out = spans[["doc_id", "start", "end"]].copy()
+    for name, make in indicators.items():
+        get_logger(__name__).info("cross-validating %s", name)
+        cv = cross_validate(make, docs, spans, folds)
+        out[name], out[f"{name} risk"], out[f"{name} threshold"], out["fold"] = cv.decision, cv.risk, cv.threshold, cv.fold
+        if name.startswith("sequence labelling"):
+            out["sequence labelling (strict match)"] = cv.risk >= 1 - 1e-9
+    if cache_name:
+        with atomic_write(path) as f: out.to_csv(f, index=False)
+    return out

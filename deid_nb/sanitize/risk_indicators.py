@@ -32,8 +32,8 @@ from .tab_metrics import TabScorer
 # %% auto #0
 __all__ = ['SPAN_COLUMNS', 'SEQ_LABELS', 'gold_span_table', 'masks_from_decisions', 'RiskIndicator', 'MaskAll', 'document_folds',
            'cross_validate', 'eq1_objective', 'fit_threshold', 'lm_probability_classifier', 'LMProbabilityIndicator',
-           'paper_span_features', 'with_paper_features', 'span_embeddings', 'SpanClassifierIndicator',
-           'SequenceLabellingIndicator']
+           'paper_span_features', 'with_paper_features', 'ReplayIndicator', 'span_embeddings',
+           'SpanClassifierIndicator', 'SequenceLabellingIndicator']
 
 # %% ../../nbs/34_risk_indicators.ipynb #5200b17f
 SPAN_COLUMNS = ["doc_id", "start", "end", "span_text", "entity_type", "entity_id", "identifier_type", "mask"]
@@ -123,15 +123,15 @@ def fit_threshold(docs: Sequence[TabDocument], spans: pd.DataFrame, risk: np.nda
 def _type_encoder(): return OneHotEncoder(categories=[list(ENTITY_TYPES)], handle_unknown="ignore")
 
 def lm_probability_classifier(kind: str = "logistic", # "logistic" or "stacked" (the AutoGluon stand-in)
-                              seed: int = 0):
+                              seed: int = 0, trees: int = 200): # trees per forest in the stack
     "A scikit-learn pipeline: scaled `SPAN_FEATURES` + one-hot `entity_type` → P(mask)."
     columns = ColumnTransformer([("numeric", StandardScaler(), SPAN_FEATURES), ("type", _type_encoder(), ["entity_type"])])
     if kind == "logistic":
         return make_pipeline(columns, LogisticRegression(max_iter=2000))
     if kind == "stacked":
         base = [("lr", LogisticRegression(max_iter=2000)), ("knn", KNeighborsClassifier(15, weights="distance")),
-                ("rf", RandomForestClassifier(200, min_samples_leaf=2, random_state=seed, n_jobs=1)),
-                ("et", ExtraTreesClassifier(200, min_samples_leaf=2, random_state=seed, n_jobs=1)),
+                ("rf", RandomForestClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
+                ("et", ExtraTreesClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
                 ("gb", HistGradientBoostingClassifier(random_state=seed))]
         return make_pipeline(columns, StackingClassifier(base, LogisticRegression(max_iter=2000), cv=5, n_jobs=1))
     raise ValueError(f"unknown classifier kind {kind!r}; use 'logistic' or 'stacked'")
@@ -139,12 +139,12 @@ def lm_probability_classifier(kind: str = "logistic", # "logistic" or "stacked" 
 # %% ../../nbs/34_risk_indicators.ipynb #838b735a
 class LMProbabilityIndicator(RiskIndicator):
     "§5.1: a classifier on a span's aggregated LM log-probs and PII type; risky when P(mask) > 0.5."
-    def __init__(self, kind: str = "logistic", seed: int = 0, label: str = "SmolLM2"):
-        self.kind, self.seed, self.name = kind, seed, f"LM probabilities ({label}, {kind})"
+    def __init__(self, kind: str = "logistic", seed: int = 0, label: str = "SmolLM2", trees: int = 200):
+        self.kind, self.seed, self.trees, self.name = kind, seed, trees, f"LM probabilities ({label}, {kind})"
     def fit(self, train_docs, train_spans: pd.DataFrame):
         "Fit on spans carrying `SPAN_FEATURES`, `entity_type` and the `mask` label (documents are not needed)."
         _check_columns(train_spans, SPAN_FEATURES + ["entity_type", "mask"], self.name)
-        self.model = lm_probability_classifier(self.kind, self.seed).fit(train_spans, train_spans["mask"].astype(int))
+        self.model = lm_probability_classifier(self.kind, self.seed, self.trees).fit(train_spans, train_spans["mask"].astype(int))
         return self
     def risk(self, docs, spans: pd.DataFrame) -> np.ndarray:
         _check_columns(spans, SPAN_FEATURES + ["entity_type"], self.name)
@@ -172,7 +172,17 @@ def with_paper_features(spans: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFram
         raise KeyError(f"{missing.sum()} span(s) have no paper row, e.g. document {first.doc_id!r} [{first.start}, {first.end})")
     return joined.set_axis(spans.index)
 
-# %% ../../nbs/34_risk_indicators.ipynb #9496bde0
+# %% ../../nbs/34_risk_indicators.ipynb #2671fd64
+class ReplayIndicator(LMProbabilityIndicator):
+    "§5.1 as the paper trained it: fitted on the paper's 453-bio BERT span rows, scoring our spans via the paper's rows for them."
+    def __init__(self, kind: str = "logistic", seed: int = 0, trees: int = 200, data_dir=None):
+        super().__init__(kind, seed, "BERT-large replay, paper's 453 bios", trees)
+        self.test_rows = paper_span_features("wiki_test_spans", data_dir)
+        LMProbabilityIndicator.fit(self, None, paper_span_features("wiki_train_spans", data_dir))
+    def fit(self, train_docs, train_spans): return self
+    def risk(self, docs, spans): return super().risk(docs, with_paper_features(spans, self.test_rows))
+
+# %% ../../nbs/34_risk_indicators.ipynb #4268e155
 @torch.no_grad()
 def span_embeddings(texts: Sequence[str], encoder: str = "minilm", # a sentence encoder name or path (see `deid_nb.model.resolve_encoder`)
                     random_init: dict | None = None, batch_size: int = 64, artifacts_dir=None) -> np.ndarray:
@@ -194,7 +204,7 @@ def span_embeddings(texts: Sequence[str], encoder: str = "minilm", # a sentence 
         with atomic_path(path) as tmp, open(tmp, "wb") as f: np.save(f, embeddings)
     return embeddings
 
-# %% ../../nbs/34_risk_indicators.ipynb #b23c6507
+# %% ../../nbs/34_risk_indicators.ipynb #c1697741
 class SpanClassifierIndicator(RiskIndicator):
     "§5.2: span-text embedding branch and numeric+type branch, fused late; risky when P(mask) > 0.5."
     name = "span classification (MiniLM, late fusion)"
@@ -218,7 +228,7 @@ class SpanClassifierIndicator(RiskIndicator):
     def risk(self, docs, spans):
         return self.model.predict_proba(self._table(spans))[:, 1] if len(spans) else np.zeros(0)
 
-# %% ../../nbs/34_risk_indicators.ipynb #d0949460
+# %% ../../nbs/34_risk_indicators.ipynb #fe951991
 SEQ_LABELS = ("O", "B-MASK", "I-MASK")
 
 def _token_labels(offsets: Sequence[tuple[int, int]], covered: np.ndarray) -> list[int]:
@@ -232,7 +242,7 @@ def _token_labels(offsets: Sequence[tuple[int, int]], covered: np.ndarray) -> li
         previous = inside
     return labels
 
-# %% ../../nbs/34_risk_indicators.ipynb #0661b339
+# %% ../../nbs/34_risk_indicators.ipynb #b9e0d24c
 class SequenceLabellingIndicator(RiskIndicator):
     "§5.4: a fine-tuned token classifier; risk = share of a span's tokens labelled MASK (strict: all, partial: any)."
     def __init__(self, encoder: str = "minilm", match: str = "partial", epochs: int = 4, lr: float = 5e-5,
@@ -248,7 +258,7 @@ class SequenceLabellingIndicator(RiskIndicator):
         return self.tokenizer(text, truncation=True, max_length=self.max_tokens, stride=32, return_overflowing_tokens=True,
                               return_offsets_mapping=True)
 
-# %% ../../nbs/34_risk_indicators.ipynb #e17984ab
+# %% ../../nbs/34_risk_indicators.ipynb #137d0674
 @patch
 def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame):
     "Fine-tune on the training documents' MASK spans (or load the cached weights for the same data and settings)."
@@ -292,7 +302,7 @@ def _train_token_classifier(model, examples, epochs: int, lr: float, class_weigh
             optimiser.zero_grad(); loss.backward(); optimiser.step()
     model.eval()
 
-# %% ../../nbs/34_risk_indicators.ipynb #7642e96b
+# %% ../../nbs/34_risk_indicators.ipynb #0e276c64
 @patch
 @torch.no_grad()
 def risk(self: SequenceLabellingIndicator, docs, spans: pd.DataFrame) -> np.ndarray:
