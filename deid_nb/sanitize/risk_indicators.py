@@ -132,8 +132,8 @@ def lm_probability_classifier(kind: str = "logistic", # "logistic" or "stacked" 
         base = [("lr", LogisticRegression(max_iter=2000)), ("knn", KNeighborsClassifier(15, weights="distance")),
                 ("rf", RandomForestClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
                 ("et", ExtraTreesClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
-                ("gb", HistGradientBoostingClassifier(random_state=seed))]
-        return make_pipeline(columns, StackingClassifier(base, LogisticRegression(max_iter=2000), cv=5, n_jobs=1))
+                ("gb", HistGradientBoostingClassifier(max_iter=min(100, trees), random_state=seed))]
+        return make_pipeline(columns, StackingClassifier(base, LogisticRegression(max_iter=2000), cv=5 if trees >= 100 else 3, n_jobs=1))
     raise ValueError(f"unknown classifier kind {kind!r}; use 'logistic' or 'stacked'")
 
 # %% ../../nbs/34_risk_indicators.ipynb #838b735a
