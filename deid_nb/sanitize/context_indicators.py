@@ -23,15 +23,16 @@ from ..reidentifier import bm25_tokens
 from ..model import TINY_ENCODER
 from .lm_scores import SurprisalWeights, document_scores, model_key, span_features
 from .risk_indicators import (LMProbabilityIndicator, MaskAll, ReplayIndicator, RiskIndicator, SequenceLabellingIndicator,
-                                             SpanClassifierIndicator, cross_validate, document_folds, fit_threshold, gold_span_table)
+                                             SpanClassifierIndicator, cross_validate, document_folds, fit_threshold, gold_span_table,
+                                             fold_scorer, token_f1_objective)
 from .tab_corpus import TabDocument, load_wiki_annotated
 from .tab_metrics import TabScorer
 
 # %% auto #0
 __all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'RUN_SIZES', 'protected_name', 'masked_with_shift', 'perturbation_drops',
            'cached_perturbation_drops', 'PerturbationIndicator', 'search_pages', 'LocalSearchEngine',
-           'SearchHitsIndicator', 'combine_decisions', 'standard_indicators', 'cross_validated_decisions',
-           'RiskExperiment', 'run_risk_experiment']
+           'SearchHitsIndicator', 'combine_decisions', 'perturbed_documents', 'standard_indicators',
+           'cross_validated_decisions', 'RiskExperiment', 'run_risk_experiment']
 
 # %% ../../nbs/34b_context_indicators.ipynb #5e032996
 CLOZE, FILLER = "\nThis text is about", "___"
@@ -116,23 +117,28 @@ def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd
 # %% ../../nbs/34b_context_indicators.ipynb #62944e5d
 class PerturbationIndicator(RiskIndicator):
     "§5.3: mask an entity when its largest log-prob drop exceeds t*, fitted by Eq. 1 on the training documents."
-    def __init__(self, model, tokenizer, spacy_model: str = "sm", max_chars: int | None = None, artifacts_dir=None):
+    def __init__(self, model, tokenizer, spacy_model: str = "sm",
+                 max_chars: int | None = None, # perturb only each text's first characters
+                 assessed: Sequence[str] | None = None, # perturb only these documents (None: all); the others' spans are UNASSESSED
+                 artifacts_dir=None):
         self.model, self.tokenizer, self.spacy_model, self.artifacts_dir = model, tokenizer, spacy_model, artifacts_dir
-        self.max_chars = max_chars
+        self.max_chars, self.assessed = max_chars, None if assessed is None else set(assessed)
         self.name, self.threshold, self.sweep = f"perturbation ({model_key(model)})", 0.0, None
     def risk(self, docs, spans: pd.DataFrame) -> np.ndarray:
-        risk = pd.Series(np.nan, index=spans.index)
+        risk = pd.Series(UNASSESSED, index=spans.index)
         for d in docs:
             mine = spans[spans.doc_id == d.doc_id]
-            if len(mine) == 0: continue
+            if len(mine) == 0 or (self.assessed is not None and d.doc_id not in self.assessed): continue
             drops = cached_perturbation_drops(self.model, self.tokenizer, d, mine, self.max_chars, self.artifacts_dir)
             for key, mentions in _entity_groups(mine).items():
                 hit = mine.apply(lambda r: (int(r.start), int(r.end)) in mentions, axis=1)
                 risk[mine.index[hit.to_numpy()]] = drops[key]
         return risk.to_numpy()
     def fit(self, train_docs, train_spans: pd.DataFrame):
-        "t* = argmax (P + R_direct + R_quasi) over the training documents (Eq. 1)."
-        scorer = TabScorer(train_docs, spacy_model=self.spacy_model)
+        "t* = argmax (P + R_direct + R_quasi) over the (assessed) training documents (Eq. 1)."
+        train_docs = [d for d in train_docs if self.assessed is None or d.doc_id in self.assessed]
+        train_spans = train_spans[train_spans.doc_id.isin([d.doc_id for d in train_docs])]
+        scorer = fold_scorer(train_docs, self.spacy_model)
         self.threshold, self.sweep = fit_threshold(train_docs, train_spans, self.risk(train_docs, train_spans), scorer=scorer)
         return self
 
@@ -180,7 +186,7 @@ class SearchHitsIndicator(RiskIndicator):
         "URL∩ has nothing to fit; #hits fits its lower limit (on log(1 + hits)) for token F1 on the training documents."
         if self.mode == "hits":
             self.threshold, self.sweep = fit_threshold(train_docs, train_spans, self.risk(train_docs, train_spans),
-                                                       objective=lambda s: s["token_f1"], scorer=TabScorer(train_docs, spacy_model=self.spacy_model))
+                                                       objective=token_f1_objective, scorer=fold_scorer(train_docs, self.spacy_model))
         return self
 
 # %% ../../nbs/34b_context_indicators.ipynb #148de9c5
@@ -192,7 +198,12 @@ def combine_decisions(decisions: Mapping[str, Sequence[bool]], # indicator name 
     votes = np.sum([np.asarray(d, dtype=bool) for d in decisions.values()], axis=0)
     return votes >= k
 
-# %% ../../nbs/34b_context_indicators.ipynb #289b09d0
+# %% ../../nbs/34b_context_indicators.ipynb #ebcd6c0b
+def perturbed_documents(docs: Sequence[TabDocument], settings: Mapping) -> list[str] | None:
+    "Ids of the documents the perturbation indicator assesses: the first `perturb_docs` in corpus order (None: all)."
+    n = settings.get("perturb_docs")
+    return None if n is None else [d.doc_id for d in docs[:n]]
+
 def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings: Mapping, data_dir=None) -> dict:
     "name -> factory of a fresh indicator, for the paper's rows; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
     engines = {label: LocalSearchEngine(search_pages(docs, include, data_dir)) for label, include in (("", True), ("bios left out", False))}
@@ -204,7 +215,8 @@ def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings:
                  "LM probabilities replay (logistic regression)": lambda: replay["logistic"],
                  "LM probabilities replay (stacked ensemble)": lambda: replay["stacked"],
                  "span classification": lambda: SpanClassifierIndicator(encoder, random_init),
-                 "perturbation": lambda: PerturbationIndicator(model, tokenizer, settings.get("spacy_model", "sm"), settings.get("perturb_chars")),
+                 "perturbation": lambda: PerturbationIndicator(model, tokenizer, settings.get("spacy_model", "sm"), settings.get("perturb_chars"),
+                                                               perturbed_documents(docs, settings)),
                  "sequence labelling (partial match)": lambda: SequenceLabellingIndicator(encoder, "partial", settings.get("seq_epochs", 4), random_init=random_init)}
     for label, engine in engines.items():
         suffix = f", {label}" if label else ""
@@ -237,9 +249,9 @@ def cross_validated_decisions(indicators: Mapping | Callable[[], Mapping], # nam
 
 # %% ../../nbs/34b_context_indicators.ipynb #e30bb2ba
 RUN_SIZES = {
-    "quick": dict(lm="tiny", trees=20, encoder="minilm", encoder_random_init=TINY_ENCODER, seq_epochs=1, spacy_model="sm", folds=5, perturb_chars=None),
-    "default": dict(lm="smollm2", trees=200, encoder="minilm", encoder_random_init=None, seq_epochs=3, spacy_model="md", folds=5,
-                    perturb_chars=1000),
+    "quick": dict(lm="tiny", trees=20, encoder="minilm", encoder_random_init=TINY_ENCODER, seq_epochs=1, spacy_model="sm", folds=5, perturb_chars=None, perturb_docs=None),
+    "default": dict(lm="smollm2", trees=200, encoder="minilm", encoder_random_init=None, seq_epochs=2, spacy_model="md", folds=5,
+                    perturb_chars=None, perturb_docs=23),
 }
 
 @dataclass

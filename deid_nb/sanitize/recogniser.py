@@ -159,15 +159,15 @@ def _widen(text: str, start: int, end: int, kind: str) -> Span:
         end += 1
     return start, end, kind
 
-# %% ../../nbs/32_recogniser.ipynb #8624a708
+# %% ../../nbs/32_recogniser.ipynb #d04cceb9
 @dataclass
 class RecogniserConfig:
     "Every parameter of the recogniser's silver corpus and training."
     encoder: str = "minilm"              # a Hugging Face encoder name/path; "minilm" is the packaged all-MiniLM-L6-v2
-    max_documents: int = 640             # silver documents trained on (WikiBio-2000 has 2,000)
-    epochs: int = 3
+    max_documents: int = 480             # silver documents trained on (WikiBio-2000 has 2,000)
+    epochs: int = 2
     batch_size: int = 16
-    learning_rate: float = 3e-4
+    learning_rate: float = 2e-4
     max_length: int = 96                 # subwords per training document (longer ones are truncated)
     spacy_model: str = "md"              # the generic NER model of the silver corpus
     seed: int = 0
