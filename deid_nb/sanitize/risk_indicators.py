@@ -123,7 +123,7 @@ def token_f1_objective(scorer: TabScorer, masks: Masks) -> dict:
 
 def fit_threshold(docs: Sequence[TabDocument], spans: pd.DataFrame, risk: np.ndarray,
                   objective: Callable[[TabScorer, Masks], dict] = eq1_objective, # the terms to sum at each threshold
-                  n_candidates: int = 25,
+                  n_candidates: int = 12,
                   scorer: TabScorer | None = None, # reuse a scorer over `docs`; else one with the sm tagger
                  ) -> tuple[float, pd.DataFrame]:
     "(t*, sweep): the threshold on `risk` maximising the sum of `objective`'s terms on `docs`; ties go to the lowest."
