@@ -31,7 +31,6 @@ from .tagger import TAGS, Batch, BiLSTMCRF, TaggerConfig, binary_scores, encode,
 from .word_embeddings import WordEmbeddings
 from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger
 
-# %% ../../nbs/54_adversarial.ipynb #eb03b751
 logger = get_logger(__name__)
 
 # %% ../../nbs/54_adversarial.ipynb #3f8a4b2f
@@ -66,7 +65,6 @@ class SequenceAdversary(nn.Module):
         states = _run_lstm(self.lstm, x, mask).masked_fill(~mask.unsqueeze(-1), -1e4)
         return self.out(states.max(dim=1).values).squeeze(-1)
 
-# %% ../../nbs/54_adversarial.ipynb #46690e51
 class PairAdversaries(nn.Module):
     "T1 on [E(x); R(y)] and T2 on [R(x); R(y); cos], logits averaged; y is x (same) or x′ (different)."
     def __init__(self, embedding_dim: int, dim: int, hidden: int = 64):
@@ -130,7 +128,6 @@ class AdversarialConfig:
     tagger: TaggerConfig = TaggerConfig()
     seed: int = 0
 
-# %% ../../nbs/54_adversarial.ipynb #ba7df069
 class AdversarialModel(nn.Module):
     "Representation → tagger, and the pair adversaries."
     def __init__(self, input_dim: int, config: AdversarialConfig = AdversarialConfig()):
@@ -246,7 +243,6 @@ def pair_data(sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, n
     "Encode the sentences and prepare their pairs with N = `n` neighbours."
     return PairData(list(sentences), encode(sentences, embeddings), PairSampler(sentences, embeddings, n))
 
-# %% ../../nbs/54_adversarial.ipynb #388d5452
 def _early_stopping(model: nn.Module, train_epoch, monitor, max_epochs: int, patience: int) -> list[dict]:
     "Run `train_epoch()` until `monitor()['loss']` has not improved for `patience` epochs; restore the best state."
     history, best, best_state = [], math.inf, copy.deepcopy(model.state_dict())
@@ -295,7 +291,6 @@ def train_three_part(model: AdversarialModel, train: PairData, validation: PairD
     history["p3"] = _early_stopping(model, alternate, monitor("representation"), config.max_epochs, config.patience)
     return {"history": history, "after_p1": after_p1}
 
-# %% ../../nbs/54_adversarial.ipynb #aecb04b3
 def train_dann(model: AdversarialModel, train: PairData, validation: PairData) -> dict:
     "Conjoint training on l_deid + l_adv with gradient reversal; early stopping on validation l_deid."
     config, rng, optimisers = model.config, np.random.RandomState(model.config.seed), make_optimisers(model)
@@ -311,7 +306,6 @@ TRAINERS = {"three_part": train_three_part, "dann": train_dann}
 def _config_dict(config: AdversarialConfig) -> dict:
     return {**asdict(config), "tagger": asdict(config.tagger)}
 
-# %% ../../nbs/54_adversarial.ipynb #e5ebbc1b
 def train_adversarial(train: Sequence[TaggedSentence], validation: Sequence[TaggedSentence], embeddings: WordEmbeddings,
                       config: AdversarialConfig = AdversarialConfig(), method: str = "three_part",
                       artifacts_dir=None, reuse: bool = True) -> tuple[AdversarialModel, dict]:

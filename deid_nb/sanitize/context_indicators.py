@@ -71,7 +71,6 @@ def _span_logprob(scores, start: int, end: int) -> float:
     overlap = (scores.offsets[:, 0] < end) & (scores.offsets[:, 1] > start)
     return float(scores.logprobs[overlap].sum())
 
-# %% ../../nbs/34b_context_indicators.ipynb #740e0ea6
 def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame, # this document's candidate spans
                       ) -> dict[str, float]:
     "Each entity's largest drop in log p (name after the cloze; later entities' first mentions) when its mentions are masked."
@@ -95,7 +94,6 @@ def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFr
 # %% ../../nbs/34b_context_indicators.ipynb #fa444977
 UNASSESSED = float("inf")
 
-# %% ../../nbs/34b_context_indicators.ipynb #0abe49e0
 def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame,
                               max_chars: int | None = None, # perturb only the text's first characters (cost cap); later entities are UNASSESSED
                               artifacts_dir=None) -> dict[str, float]:
@@ -153,7 +151,6 @@ def search_pages(documents: Sequence[TabDocument], include_annotated: bool = Tru
         pages |= {f"annotated:{d.doc_id}": d.text for d in documents}
     return pages
 
-# %% ../../nbs/34b_context_indicators.ipynb #6cd6fdb0
 class LocalSearchEngine:
     "BM25 search over a fixed set of pages: top-k page ids for a query, and the number of pages containing all its terms."
     def __init__(self, pages: Mapping[str, str]):
@@ -207,7 +204,6 @@ def perturbed_documents(docs: Sequence[TabDocument], settings: Mapping) -> list[
     n = settings.get("perturb_docs")
     return None if n is None else [d.doc_id for d in docs[:n]]
 
-# %% ../../nbs/34b_context_indicators.ipynb #ca209802
 def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings: Mapping, data_dir=None) -> dict:
     "name -> factory of a fresh indicator, for the paper's rows; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
     engines = {label: LocalSearchEngine(search_pages(docs, include, data_dir)) for label, include in (("", True), ("bios left out", False))}

@@ -27,14 +27,13 @@ from ..nn_deid.model import resolve_encoder
 from .tab_corpus import ENTITY_TYPES
 from .tab_metrics import load_tagger
 
+logger = get_logger("deid_nb.sanitize.recogniser")
+
 # %% auto #0
 __all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'LABELS', 'LABEL_IDS', 'spacy_tab_entities',
            'normalise_phrase', 'gazetteer_phrases', 'Gazetteer', 'build_gazetteer', 'gazetteer_matches',
            'longest_spans', 'silver_spans', 'bio_labels', 'decode_spans', 'RecogniserConfig', 'recogniser_cache_key',
            'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
-
-# %% ../../nbs/32_recogniser.ipynb #3012960f
-logger = get_logger("deid_nb.sanitize.recogniser")
 
 # %% ../../nbs/32_recogniser.ipynb #3dd9db5b
 ONTONOTES_TO_TAB = {"PERSON": "PERSON", "NORP": "DEM", "LANGUAGE": "DEM", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC",
@@ -76,7 +75,6 @@ class Gazetteer:
         counts = {t: sum(v == t for v in self.phrases.values()) for t in sorted(set(self.phrases.values()))}
         return f"Gazetteer({counts}, max_words={self.max_words})"
 
-# %% ../../nbs/32_recogniser.ipynb #f586962c
 def build_gazetteer(people: Iterable[Person], dem_fields: Sequence[str] = DEM_FIELDS, misc_fields: Sequence[str] = MISC_FIELDS,
                     countries: bool = True, max_words: int = 5) -> Gazetteer:
     "DEM/MISC gazetteer from the people's infobox fields (DEM wins a phrase found in both) plus country names as DEM."
@@ -154,7 +152,6 @@ def decode_spans(text: str, offsets: Sequence[tuple[int, int]], label_ids: Seque
             spans.append(current)
     return longest_spans([_widen(text, *span) for span in spans])
 
-# %% ../../nbs/32_recogniser.ipynb #7db89021
 def _widen(text: str, start: int, end: int, kind: str) -> Span:
     while start > 0 and (text[start - 1].isalnum() and text[start].isalnum()):
         start -= 1

@@ -49,7 +49,6 @@ def gold_span_table(documents: Iterable[TabDocument], annotator: str | None = No
             first[7] = first[7] or m.needs_masking
     return pd.DataFrame(list(rows.values()), columns=SPAN_COLUMNS)
 
-# %% ../../nbs/34_risk_indicators.ipynb #eb2901f5
 def masks_from_decisions(documents: Iterable[TabDocument], spans: pd.DataFrame, decisions: Sequence[bool]) -> Masks:
     "Masks `{doc_id: [[start, end], ...]}` with an entry for every document (maybe empty) and the spans decided risky."
     masks = {d.doc_id: [] for d in documents}
@@ -122,7 +121,6 @@ def token_f1_objective(scorer: TabScorer, masks: Masks) -> dict:
     r = counts.masked.sum() / counts.total.sum() if counts.total.sum() else 0.0
     return {"token_f1": 2 * p * r / (p + r) if p + r else 0.0}
 
-# %% ../../nbs/34_risk_indicators.ipynb #2c603669
 def fit_threshold(docs: Sequence[TabDocument], spans: pd.DataFrame, risk: np.ndarray,
                   objective: Callable[[TabScorer, Masks], dict] = eq1_objective, # the terms to sum at each threshold
                   n_candidates: int = 12,
@@ -308,7 +306,6 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
         self.model.save_pretrained(tmp, safe_serialization=True); os.replace(tmp, folder)
     return self
 
-# %% ../../nbs/34_risk_indicators.ipynb #a3bef686
 def _train_token_classifier(model, examples, epochs: int, lr: float, class_weights, seed: int, batch_size: int = 8):
     "Weighted cross-entropy fine-tuning, shuffled mini-batches, AdamW."
     rng, optimiser = np.random.default_rng(seed), torch.optim.AdamW(model.parameters(), lr=lr)
