@@ -63,17 +63,10 @@ def results_dir(dataset: str, profile: str | object, artifacts_dir=None) -> Path
 
 # %% ../nbs/07_experiments.ipynb #647697f2
 def markdown_table(table: pd.DataFrame, digits: int = 1) -> str:
-    "A GitHub Markdown table of `table` (index dropped), floats rounded to `digits`, missing values as '–'."
-    def cell(value):
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            return "–"
-        if isinstance(value, (float, np.floating)):
-            return f"{value:.{digits}f}"
-        return str(value).replace("|", "\\|").replace("\n", " ")
-    header = "| " + " | ".join(map(str, table.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join([header, rule, *rows]) + "\n"
+    "A GitHub Markdown table of `table` (pandas' `to_markdown`, index dropped), floats rounded to `digits`, missing values as '–'."
+    cells = table.apply(lambda column: column.map(lambda v: v.replace("|", "\\|").replace("\n", " ") if isinstance(v, str) else v))
+    cells = cells.astype(object).where(cells.notna(), None)  # None (not NaN) is what `missingval` replaces
+    return cells.to_markdown(index=False, floatfmt=f".{digits}f", missingval="–") + "\n"
 
 # %% ../nbs/07_experiments.ipynb #67ad9ad7
 def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it first to keep it)

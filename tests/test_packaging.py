@@ -36,7 +36,7 @@ def test_settings_drive_setup_and_console_script():
     requirements = cfg["DEFAULT"]["requirements"].split()
     for needed in ("textattack==0.3.11", "transformers>=4.40,<5", "sentence-transformers<6", "nbdev==2.4.14", "rank-bm25", "papermill"):
         assert needed in requirements
-    assert cfg["DEFAULT"]["console_scripts"] == "deid-nb=deid_nb.reproduce:main"
+    assert cfg["DEFAULT"]["console_scripts"] == "deid-nb=deid_nb.report.cli:main"
     result = subprocess.run([str(BIN / "deid-nb"), "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "reproduce" in result.stdout
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from fastcore.basics import patch
+from tqdm.auto import tqdm
 
 from ..core import MASK_TOKEN, count_masks, count_words, get_logger
 from ..people import Person, SkippedRecord, check_on_error, reject_record
@@ -185,6 +186,8 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                long_documents: str = "windows", # "windows", "mask_tail" or "truncate" (see above)
                max_rechecks: int = 3, # extra searches for a window whose re-check misses the goal
                on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
+               progress: bool = False, # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
+               chunk_size: int = 32,
                **search_kwargs, # passed to the search (e.g. top_m, batch_size)
               ) -> DeidentifiedBatch:
     "Mask each document until `reidentifier` no longer ranks its person in the top `k`; a re-checked certificate for each."
@@ -192,6 +195,11 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
     documents, true_ids, skipped = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
     if not documents:
         return DeidentifiedBatch([], skipped)
+    if progress and len(documents) > chunk_size:
+        again = lambda s: deidentify(documents[s:s + chunk_size], reidentifier, k, true_ids=true_ids[s:s + chunk_size], search=search, unit=unit,
+                                     long_documents=long_documents, max_rechecks=max_rechecks, on_error="raise", **search_kwargs)
+        chunks = tqdm(range(0, len(documents), chunk_size), desc=f"de-identifying (k={k})", unit="chunk")
+        return DeidentifiedBatch([r for s in chunks for r in again(s)], skipped)
     split = [_windows(d, reidentifier, long_documents) for d in documents]
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     pieces = [piece for pieces, _ in split for piece in pieces]
