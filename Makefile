@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine:
 #   make reproduce   regenerate every table and figure (papermill, default profile)
 #   make test        nbdev_test over the notebooks (quick parameters) + pytest tests/
+#   make docs        the docs site in _site/ (after make reproduce, so experiments show their results)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -16,7 +17,7 @@ DEID_NB_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export DEID_NB_DATA
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test reproduce export lab
+.PHONY: install test reproduce export lab docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,11 @@ test: install
 
 reproduce: install
 	$(BIN)/deid-nb reproduce --profile $(PROFILE)
+
+# The docs site in _site/: every notebook as a page, experiments as executed by the last `make reproduce`,
+# library chapters executed now (nbconvert; `nbdev_docs` with nbs/_quarto.yml where a quarto binary is installed).
+docs: install
+	$(BIN)/deid-nb docs -o _site
 
 lab: install
 	$(BIN)/jupyter lab nbs --ip 127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root,)

@@ -181,8 +181,10 @@ def run_reproduce(args: argparse.Namespace) -> int:
     complete = len(records) == len(RunPlan(experiments, args.profile).tasks())
     readme = cache_root() / "README.md"
     if not args.no_readme and args.profile == "default" and complete and readme.exists():
-        update_readme(readme, results_markdown(get_figures_dir(), records, args.profile, "2-core CPU"))
-        update_readme(readme, headline_markdown(get_figures_dir()), "headline")
+        index = cache_root() / "nbs" / "index.ipynb"  # the README's source, when the checkout has it
+        index = index if index.exists() else None
+        update_readme(readme, results_markdown(get_figures_dir(), records, args.profile, "2-core CPU"), index=index)
+        update_readme(readme, headline_markdown(get_figures_dir()), "headline", index=index)
     elif not complete:
         logger.info("a partial run (--only / --datasets): the README's Results section is left as it is")
     return 0

@@ -67,3 +67,9 @@ def test_textattack_imports_offline(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "imported" in result.stdout
     assert (tmp_path / "artifacts" / "nltk_data" / "corpora" / "stopwords" / "english").exists()
+
+
+def test_readme_is_written_from_the_index_notebook():
+    "README.md is nbs/index.ipynb's markdown (the docs site's home page): edit the notebook, the README follows."
+    from deid_nb.readme import readme_from_index
+    assert (ROOT / "README.md").read_text(encoding="utf-8") == readme_from_index(ROOT / "nbs" / "index.ipynb")
