@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 from fastcore.basics import patch
 
-from ..nn_deid.model import load_encoder
+from ..encoders import load_encoder
 
 # %% ../../nbs/51_word_embeddings.ipynb #f8094a4c
 @dataclass(eq=False)

@@ -17,7 +17,7 @@ from sentence_transformers import SentenceTransformer
 
 from ..core import atomic_path, get_artifacts_dir, normalise_masks
 from .knowledge_base import KnowledgeBase, Passage, build_knowledge_base, person_keys
-from ..nn_deid.model import resolve_encoder
+from ..encoders import resolve_encoder
 from ..reidentifier import BM25Reidentifier, Reidentifier, bm25_tokens
 
 # %% auto #0

