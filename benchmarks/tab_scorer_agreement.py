@@ -25,7 +25,8 @@ import time
 import numpy as np
 
 from deid_nb.baselines import ALL_ENTITY_TYPES, entity_spans
-from deid_nb.sanitize.tab_corpus import gold_masks, load_wiki_annotated, tab_file_path
+from deid_nb.data import dataset_path
+from deid_nb.sanitize.tab_corpus import gold_masks, load_wiki_annotated
 from deid_nb.sanitize.tab_metrics import SPACY_ALIASES, TabScorer, load_tagger
 from results import write_results  # this script's folder is on sys.path when it is run
 
@@ -120,7 +121,7 @@ def main():
     for model in args.models:
         started = time.time()
         with contextlib.redirect_stdout(io.StringIO()):
-            corpus = reference.GoldCorpus(str(tab_file_path("wiki_annotated")), spacy_model=spacy_model_location(model))
+            corpus = reference.GoldCorpus(str(dataset_path("wiki_annotated")), spacy_model=spacy_model_location(model))
         scorer = TabScorer(documents, nlp=load_tagger(model))
         reference_by_model[model] = {name: reference_measures(reference, corpus, masks) for name, masks in mask_sets.items()}
         ours_by_model[model] = {name: scorer.scores(masks) for name, masks in mask_sets.items()}

@@ -14,14 +14,15 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from ..core import download_file, get_data_dir, get_logger, sha256_of
+from ..core import get_logger
+from ..data import DATA_SOURCES, dataset_path
 
 logger = get_logger("deid_nb.sanitize.tab_corpus")
 
 # %% auto #0
-__all__ = ['logger', 'ENTITY_TYPES', 'IDENTIFIER_TYPES', 'TAB_FILES', 'Masks', 'TabFormatError', 'Mention', 'Entity',
-           'TabDocument', 'protected_person_of', 'parse_tab_document', 'load_tab', 'PinnedFile', 'tab_file_path',
-           'load_wiki_annotated', 'gold_masks', 'check_masks', 'load_span_rows']
+__all__ = ['logger', 'ENTITY_TYPES', 'IDENTIFIER_TYPES', 'Masks', 'TabFormatError', 'Mention', 'Entity', 'TabDocument',
+           'protected_person_of', 'parse_tab_document', 'load_tab', 'load_wiki_annotated', 'gold_masks', 'check_masks',
+           'load_span_rows']
 
 # %% ../../nbs/30_tab_corpus.ipynb #3c873aef
 ENTITY_TYPES = ("PERSON", "ORG", "LOC", "DATETIME", "QUANTITY", "DEM", "MISC", "CODE")
@@ -158,46 +159,10 @@ def load_tab(source: str | Path | list,  # a TAB JSON file, or its parsed list o
         documents.append(document)
     return documents
 
-# %% ../../nbs/30_tab_corpus.ipynb #3214fa1b
-@dataclass(frozen=True)
-class PinnedFile:
-    "A data file: where it lives under the data directory, its commit-pinned public URL, its SHA-256."
-    relative_path: str
-    url: str
-    sha256: str
-
-_BOOTSTRAP = "https://raw.githubusercontent.com/anthipapa/bootstrapping-anonymization/5df8a0dbf337a7aab975d24f63d3b4f21e8690f1"
-_COMPARATIVE = "https://raw.githubusercontent.com/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424"
-TAB_FILES = {
-    "wiki_annotated": PinnedFile("wiki_annotated/wiki_test.json", f"{_BOOTSTRAP}/wiki-replace/wiki_test.json",
-                                 "60afa6b7cbe982fee6eb3a21bd83c79efaa01d0f3337f096dd31bdb77a7a6a00"),
-    "wiki_train_spans": PinnedFile("wiki_annotated/wiki_train_spans.csv", f"{_COMPARATIVE}/data/wiki_train.csv",
-                                   "fe0e23a000e6cbd1d5443e16d6d0bbb7aaf051c4ea10f67004dcd4ac00c8b331"),
-    "wiki_test_spans": PinnedFile("wiki_annotated/wiki_test_spans.csv", f"{_COMPARATIVE}/data/wiki_test.csv",
-                                  "85e0a83400ac9e3bf7f78feeef0a4a64d81ba32cff18fd95c71756df096e1a59"),
-}
-
 # %% ../../nbs/30_tab_corpus.ipynb #6eb4a92a
-def tab_file_path(name: str,                        # a key of TAB_FILES
-                  data_dir: str | Path | None = None,  # defaults to $DEID_NB_DATA (see get_data_dir)
-                  download: bool = True) -> Path:
-    "Path of a TAB-related data file, downloading the pinned public copy (SHA-256 checked) if it is missing."
-    if name not in TAB_FILES:
-        raise KeyError(f"unknown TAB file {name!r}; known: {sorted(TAB_FILES)}")
-    pinned = TAB_FILES[name]
-    path = get_data_dir(data_dir) / pinned.relative_path
-    if path.exists():
-        if sha256_of(path) != pinned.sha256:
-            logger.warning("%s: SHA-256 differs from the pinned public copy (%s); results may not match the paper's data", path, pinned.url)
-        return path
-    if not download:
-        raise FileNotFoundError(f"{name}: {path} does not exist (set $DEID_NB_DATA, or download {pinned.url})")
-    logger.info("%s not found in %s; downloading %s", name, path.parent, pinned.url)
-    return download_file(pinned.url, path, sha256=pinned.sha256)
-
 def load_wiki_annotated(data_dir: str | Path | None = None, download: bool = True) -> list[TabDocument]:
     "The 100 annotated Wikipedia biographies (the sanitization paper's Wikipedia test set) as `TabDocument`s."
-    return load_tab(tab_file_path("wiki_annotated", data_dir, download))
+    return load_tab(dataset_path("wiki_annotated", data_dir, download))
 
 # %% ../../nbs/30_tab_corpus.ipynb #232145de
 Masks = dict[str, list[list[int]]]
@@ -239,10 +204,10 @@ def _parse_offsets(value: str, row: int) -> tuple[int, int]:
     except (ValueError, SyntaxError, TypeError) as error:
         raise ValueError(f"span row {row}: offsets {value!r} are not '(start, end)'") from error
 
-def load_span_rows(source: str | Path = "wiki_test_spans",  # a key of TAB_FILES or a CSV path
+def load_span_rows(source: str | Path = "wiki_test_spans",  # "wiki_train_spans", "wiki_test_spans" (deid_nb.data.DATA_SOURCES) or a CSV path
                    data_dir: str | Path | None = None) -> pd.DataFrame:
     "The sanitization paper's span rows: doc_id, start, end, semantic_type, span_text, log_probs, subwords, label, mask, counts."
-    path = tab_file_path(source, data_dir) if str(source) in TAB_FILES else Path(source)
+    path = dataset_path(source, data_dir) if str(source) in DATA_SOURCES else Path(source)
     table = pd.read_csv(path, keep_default_na=False)
     if missing := [c for c in _SPAN_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: missing span-row column(s) {missing}")
