@@ -1,4 +1,5 @@
-"""Speed of NN DeID: stock TextAttack greedy vs the fast exact search vs the approximate search, all through `deidentify`.
+"""Speed of NN DeID: stock TextAttack greedy vs the fast exact search vs the approximate search (also searching with the
+reduced-precision encoder, `deidentify(..., fast=True)`), all through `deidentify`.
 
 All searches run on the same re-identifier and the same test documents (each cut to the model's window, as the paper did:
 `long_documents="truncate"`). Each search runs once per document, to the largest K; every smaller K is read off its
@@ -79,7 +80,7 @@ def same_steps(a, b) -> bool:
 
 
 def measure(reidentifier, people, ks, ranking: str = "auto", top_m: int | None = None, prune: str = "auto",
-            batch_size: int = 256, stock: bool = True, one_at_a_time: bool = True) -> dict:
+            batch_size: int = 256, stock: bool = True, one_at_a_time: bool = True, fast: bool = True) -> dict:
     "Run every search on `people` to max(ks); {'speed': rows, 'per_k': rows, 'exact_equals_stock': n or None, ...}."
     max_k, ranking = max(ks), resolve_ranking(reidentifier, ranking)
     defaults = approximate_defaults(ranking)
@@ -94,6 +95,9 @@ def measure(reidentifier, people, ks, ranking: str = "auto", top_m: int | None =
     if one_at_a_time:
         runs[f"{label}, one document at a time"] = timed(people, reidentifier, max_k, True, **approximate)
     runs[f"{label}, {len(people)} documents in lockstep"] = timed(people, reidentifier, max_k, False, **approximate)
+    if fast:  # the search ranks and steps with the reduced-precision copy; every certificate is re-checked in full precision
+        stand_in = reidentifier.reduced_precision().name
+        runs[f"{label}, lockstep, searching with {stand_in}"] = timed(people, reidentifier, max_k, False, fast=True, **approximate)
     reference = runs.get("textattack greedy", runs["exact greedy"])[1]
     speed = [dict(search=name, seconds=seconds, docs_per_min=60 * len(people) / seconds, speedup_vs_stock=reference / seconds,
                   model_calls_per_doc=float(np.mean([sum(t.model_calls for t in r.trajectories) for r in results])),
@@ -123,6 +127,7 @@ def main():
                         help="torch threads (1: on a shared 2-core machine, 2 threads can stall ~1 s per forward pass)")
     parser.add_argument("--skip-stock", action="store_true", help="time only the fast paths (exact greedy is then the reference)")
     parser.add_argument("--skip-single", action="store_true", help="skip the approximate search one document at a time")
+    parser.add_argument("--skip-fast", action="store_true", help="skip the approximate search with the reduced-precision encoder")
     parser.add_argument("--output", default=None, help="JSON results (default: <artifacts>/benchmarks/search_speed_<dataset>.json)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -132,7 +137,7 @@ def main():
     print(f"re-identifier: {reidentifier!r} ({model_note}); {len(people)} {args.dataset} test documents (cut to the model's window), "
           f"K up to {max(args.ks)}, torch threads {args.threads}", flush=True)
     results = measure(reidentifier, people, args.ks, args.ranking, args.top_m, args.prune, args.batch_size,
-                      not args.skip_stock, not args.skip_single)
+                      not args.skip_stock, not args.skip_single, not args.skip_fast)
     results.update(dataset=args.dataset, model=args.model, model_note=model_note)
     if results["exact_equals_stock"] is not None:
         print(f"exact masks identical to TextAttack greedy: {results['exact_equals_stock']}/{len(people)} documents")

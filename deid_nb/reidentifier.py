@@ -119,6 +119,12 @@ class WordOverlapReidentifier(Reidentifier):
                 out[i] += self.weights.get(w.lower(), 0.0)
         return out
 
+# %% ../nbs/04_reidentifier.ipynb #79f6edd6
+@patch
+def reduced_precision(self: Reidentifier, dtype: str = "auto") -> Reidentifier:
+    "A faster, slightly less precise copy to search with (the re-identifier itself when it has none)."
+    return self
+
 # %% ../nbs/04_reidentifier.ipynb #68206cd4
 def bm25_tokens(text: str,
                 pair_distance: int = 0, # also pairs of words at most this many positions apart (1: neighbours); never across a mask

@@ -187,6 +187,7 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                max_rechecks: int = 3, # extra searches for a window whose re-check misses the goal
                on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
                progress: bool = False, # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
+               fast: bool = False, # search with `reidentifier.reduced_precision()`; certificates still re-checked with `reidentifier`
                chunk_size: int = 32,
                **search_kwargs, # passed to the search (e.g. top_m, batch_size)
               ) -> DeidentifiedBatch:
@@ -197,14 +198,14 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
         return DeidentifiedBatch([], skipped)
     if progress and len(documents) > chunk_size:
         again = lambda s: deidentify(documents[s:s + chunk_size], reidentifier, k, true_ids=true_ids[s:s + chunk_size], search=search, unit=unit,
-                                     long_documents=long_documents, max_rechecks=max_rechecks, on_error="raise", **search_kwargs)
+                                     long_documents=long_documents, max_rechecks=max_rechecks, on_error="raise", fast=fast, **search_kwargs)
         chunks = tqdm(range(0, len(documents), chunk_size), desc=f"de-identifying (k={k})", unit="chunk")
         return DeidentifiedBatch([r for s in chunks for r in again(s)], skipped)
     split = [_windows(d, reidentifier, long_documents) for d in documents]
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     pieces = [piece for pieces, _ in split for piece in pieces]
-    run = lambda texts, ids: _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs)
-    trajectories = run(pieces, [true_ids[i] for i in owner])
+    run = lambda texts, ids, model=reidentifier: _run_search(search, texts, ids, model, k, unit, search_kwargs)
+    trajectories = run(pieces, [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
     extra = [[] for _ in documents]  # re-check searches, per document
     masked = [t.masked_text_at_k(k) for t in trajectories]
     for attempt in range(max_rechecks + 1):

@@ -5,6 +5,7 @@
 # %% ../../nbs/13_hybrid.ipynb #df720cec
 from __future__ import annotations
 
+import copy
 from typing import Sequence
 
 import numpy as np
@@ -70,6 +71,17 @@ def add_profiles(self: HybridReidentifier, people: Sequence[Person]) -> HybridRe
     self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", pair_distance=self.pair_distance, k3=self.k3)
     Reidentifier.__init__(self, self.neural.candidate_ids)
     return self
+
+# %% ../../nbs/13_hybrid.ipynb #feee2dfc
+@patch
+def reduced_precision(self: HybridReidentifier, dtype: str = "auto") -> HybridReidentifier:
+    "A shallow copy whose neural channel runs in reduced precision (`NeuralReidentifier.reduced_precision`); BM25 is shared."
+    neural = self.neural.reduced_precision(dtype)
+    if neural is self.neural:
+        return self
+    fast = copy.copy(self)
+    fast.neural, fast.name = neural, f"{self.name}@{neural.name.rsplit('@', 1)[-1]}"
+    return fast
 
 # %% ../../nbs/13_hybrid.ipynb #26d1da1d
 LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)

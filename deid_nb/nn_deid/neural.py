@@ -5,6 +5,7 @@
 # %% ../../nbs/12_neural.ipynb #7638365a
 from __future__ import annotations
 
+import contextlib
 import copy
 import weakref
 from dataclasses import dataclass
@@ -23,7 +24,14 @@ from .model import BiEncoder, cached_profile_embeddings
 from ..reidentifier import Reidentifier, goal_scores
 
 # %% auto #0
-__all__ = ['NeuralReidentifier', 'TokenStates', 'token_states', 'pooled_deletion_scores', 'last_layer_deletion_scores']
+__all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_states', 'pooled_deletion_scores',
+           'last_layer_deletion_scores']
+
+# %% ../../nbs/12_neural.ipynb #98a2e884
+def encoder_precision(reidentifier) -> contextlib.AbstractContextManager:
+    "Autocast to the re-identifier's `encoder_dtype` for the document encoder's forward passes (nothing when it is None)."
+    dtype = getattr(reidentifier, "encoder_dtype", None)
+    return torch.autocast(reidentifier.model.device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 # %% ../../nbs/12_neural.ipynb #f2b2d208
 class NeuralReidentifier(Reidentifier):
@@ -35,10 +43,12 @@ class NeuralReidentifier(Reidentifier):
         super().__init__([p.person_id for p in people])
         self.profile_embeddings = cached_profile_embeddings(model, people, cache_dir, batch_size).to(model.device)
         self.scale = float(model.log_logit_scale.detach().exp())
+        self.encoder_dtype: torch.dtype | None = None  # the document encoder's autocast precision (None: full; see `reduced_precision`)
 
     def embed_documents(self, documents: Sequence[str]) -> torch.Tensor:
         "f(x, z) for a list of (masked) documents, (n, dim)."
-        return self.model.encode_documents(list(documents), self.batch_size, output="torch").to(self.model.device)
+        with encoder_precision(self):
+            return self.model.encode_documents(list(documents), self.batch_size, output="torch").float().to(self.model.device)
 
     def score_embeddings(self, document_embeddings: torch.Tensor) -> np.ndarray:
         "Scores of precomputed document embeddings against every candidate, float32 (n, n_candidates)."
@@ -102,7 +112,7 @@ def token_states(reidentifier: NeuralReidentifier, texts: Sequence[str], batch_s
                           truncation=True, max_length=model.config.max_document_tokens, return_tensors="pt",
                           return_offsets_mapping=True)
         offsets, lengths = batch.pop("offset_mapping"), batch["attention_mask"].sum(1).tolist()
-        with torch.inference_mode():
+        with torch.inference_mode(), encoder_precision(reidentifier):
             output = model.document_encoder(**{k: v.to(model.device) for k, v in batch.items()}, output_hidden_states=before_last)
         hidden, inputs = output.last_hidden_state.float(), output.hidden_states[-2].float() if before_last else None
         states += [TokenStates(hidden[i, :n], _token_units(t, offsets[i, :n].tolist()), None if inputs is None else inputs[i, :n])
@@ -240,3 +250,14 @@ def deletion_scores(self: NeuralReidentifier, states: TokenStates, true_id: str,
         raise ValueError(f"{self!r} offers no {ranking!r} estimate; it offers {self.deletion_rankings}")
     estimate = last_layer_deletion_scores if ranking == "last_layer" else pooled_deletion_scores
     return estimate(self, states, true_id, candidates, deleted)
+
+# %% ../../nbs/12_neural.ipynb #7e687c90
+@patch
+def reduced_precision(self: NeuralReidentifier, dtype: str = "auto") -> NeuralReidentifier:
+    "A shallow copy whose document encoder runs under `dtype` autocast ('auto': bfloat16 where native, else self)."
+    chosen = _estimate_dtype(dtype, self.model.device)
+    if chosen == torch.float32:
+        return self
+    fast = copy.copy(self)
+    fast.encoder_dtype, fast.name = chosen, f"{self.name}@{str(chosen).removeprefix('torch.')}"
+    return fast
