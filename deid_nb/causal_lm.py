@@ -47,6 +47,7 @@ def converted_dir(gguf_path: str | Path, artifacts_dir=None) -> Path:
     gguf_path = Path(gguf_path)
     return get_artifacts_dir(artifacts_dir) / "causal_lm" / f"{gguf_path.stem}-{sha256_of(gguf_path)[:16]}"
 
+# %% ../nbs/08_causal_lm.ipynb #7becdc4d
 def convert_gguf(gguf_path: str | Path, artifacts_dir=None) -> Path:
     "De-quantise a GGUF file with transformers once; save model (safetensors), config and tokenizer atomically."
     gguf_path = Path(gguf_path)
@@ -182,6 +183,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
         n += 1
     return n
 
+# %% ../nbs/08_causal_lm.ipynb #88cbda32
 @torch.no_grad()
 def edited_token_logprobs(model, tokenizer, text: str, edits: Sequence[str]) -> tuple[TokenScores, list[TokenScores]]:
     "(scores of `text`, scores of each edited text), re-running the LM only from each edit's first changed token."

@@ -21,6 +21,7 @@ __all__ = ['DATASET_ORDER', 'DATASET_TITLES', 'RESULT_SECTIONS', 'entry_markdown
 DATASET_ORDER = ("wikibio_2000", "wikibio_mini", "wiki_annotated", "all")
 DATASET_TITLES = {"wikibio_2000": "WikiBio-2000", "wikibio_mini": "WikiBio-mini", "wiki_annotated": "the 100 TAB-annotated bios", "all": "all datasets"}
 
+# %% ../nbs/08b_readme.ipynb #f82da97e
 RESULT_SECTIONS = {  # system → [(stem, title, caption, folded)], in the papers' order
     "The data": [("data_overview", "The datasets", "People, splits, document lengths and profile sizes behind every table.", False)],
     "NN DeID (Morris, Chiu, Zabih & Rush, 2022)": [
@@ -148,6 +149,7 @@ def readme_from_index(index: Path) -> str:
     cells = json.loads(Path(index).read_text(encoding="utf-8"))["cells"]
     return "\n\n".join("".join(c["source"]).strip("\n") for c in cells if c["cell_type"] == "markdown") + "\n"
 
+# %% ../nbs/08b_readme.ipynb #a7e618d5
 def update_readme(readme: Path, section: str, region: str = "results", index: Path | None = None) -> None:
     "Replace `region` in `index` (when given; then README.md is rewritten from it) or in `readme` itself, atomically."
     if index is None:

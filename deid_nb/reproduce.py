@@ -189,6 +189,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
         logger.info("a partial run (--only / --datasets): the README's Results section is left as it is")
     return 0
 
+# %% ../nbs/09_reproduce.ipynb #10b3499e
 def main(argv: list[str] | None = None) -> int:
     "`deid-nb reproduce --profile quick|default [--datasets …] [--only …] [--force] [--list]`."
     args = _parser().parse_args(argv)

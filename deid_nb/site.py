@@ -85,6 +85,7 @@ def sidebar(pages: list[tuple[str, str, str]]) -> str:
         parts.append(f'<a href="{name}">{html.escape(title)}</a>')
     return "".join(parts) + "</nav>"
 
+# %% ../nbs/09b_site.ipynb #51d86b6f
 def render_page(notebook: nbformat.NotebookNode, nav: str) -> str:
     "One page: the notebook as HTML (hidden cells dropped) with the sidebar."
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(_drop_hidden(notebook))

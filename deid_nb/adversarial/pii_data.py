@@ -138,6 +138,7 @@ def silver_cache_path(people: Sequence[Person], max_tokens: int = 64, model: str
     key = hashlib.sha256(payload.encode()).hexdigest()[:16]
     return get_artifacts_dir(artifacts_dir) / "adversarial" / "pii_data" / f"silver-{key}.json"
 
+# %% ../../nbs/50_pii_data.ipynb #bcfb10f8
 def silver_sentences(people: Sequence[Person], max_tokens: int = 64, model: str = SPACY_MODEL,
                      artifacts_dir=None, reuse: bool = True) -> list[TaggedSentence]:
     "Silver-tagged sentences of every person's document (cached on disk; bad records logged and skipped)."

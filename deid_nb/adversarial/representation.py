@@ -25,12 +25,14 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+# %% ../../nbs/54_adversarial.ipynb #56a32cc0
 from .pii_data import TaggedSentence
 from .pseudonymise import replaceable
 from .tagger import TAGS, Batch, BiLSTMCRF, TaggerConfig, binary_scores, encode, make_batch
 from .word_embeddings import WordEmbeddings
 from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger
 
+# %% ../../nbs/54_adversarial.ipynb #ea6efdfa
 logger = get_logger(__name__)
 
 # %% ../../nbs/54_adversarial.ipynb #3f8a4b2f
@@ -65,6 +67,7 @@ class SequenceAdversary(nn.Module):
         states = _run_lstm(self.lstm, x, mask).masked_fill(~mask.unsqueeze(-1), -1e4)
         return self.out(states.max(dim=1).values).squeeze(-1)
 
+# %% ../../nbs/54_adversarial.ipynb #a70d5f07
 class PairAdversaries(nn.Module):
     "T1 on [E(x); R(y)] and T2 on [R(x); R(y); cos], logits averaged; y is x (same) or x′ (different)."
     def __init__(self, embedding_dim: int, dim: int, hidden: int = 64):
@@ -128,6 +131,7 @@ class AdversarialConfig:
     tagger: TaggerConfig = TaggerConfig()
     seed: int = 0
 
+# %% ../../nbs/54_adversarial.ipynb #b1111f3e
 class AdversarialModel(nn.Module):
     "Representation → tagger, and the pair adversaries."
     def __init__(self, input_dim: int, config: AdversarialConfig = AdversarialConfig()):
@@ -243,6 +247,7 @@ def pair_data(sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, n
     "Encode the sentences and prepare their pairs with N = `n` neighbours."
     return PairData(list(sentences), encode(sentences, embeddings), PairSampler(sentences, embeddings, n))
 
+# %% ../../nbs/54_adversarial.ipynb #8c1d47df
 def _early_stopping(model: nn.Module, train_epoch, monitor, max_epochs: int, patience: int) -> list[dict]:
     "Run `train_epoch()` until `monitor()['loss']` has not improved for `patience` epochs; restore the best state."
     history, best, best_state = [], math.inf, copy.deepcopy(model.state_dict())
@@ -291,6 +296,7 @@ def train_three_part(model: AdversarialModel, train: PairData, validation: PairD
     history["p3"] = _early_stopping(model, alternate, monitor("representation"), config.max_epochs, config.patience)
     return {"history": history, "after_p1": after_p1}
 
+# %% ../../nbs/54_adversarial.ipynb #c341108f
 def train_dann(model: AdversarialModel, train: PairData, validation: PairData) -> dict:
     "Conjoint training on l_deid + l_adv with gradient reversal; early stopping on validation l_deid."
     config, rng, optimisers = model.config, np.random.RandomState(model.config.seed), make_optimisers(model)
@@ -306,6 +312,7 @@ TRAINERS = {"three_part": train_three_part, "dann": train_dann}
 def _config_dict(config: AdversarialConfig) -> dict:
     return {**asdict(config), "tagger": asdict(config.tagger)}
 
+# %% ../../nbs/54_adversarial.ipynb #d353bbba
 def train_adversarial(train: Sequence[TaggedSentence], validation: Sequence[TaggedSentence], embeddings: WordEmbeddings,
                       config: AdversarialConfig = AdversarialConfig(), method: str = "three_part",
                       artifacts_dir=None, reuse: bool = True) -> tuple[AdversarialModel, dict]:

@@ -63,6 +63,7 @@ def encode(sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings) -> l
     return [(embeddings.vectors(s.tokens), [CASING_CLASSES.index(casing_class(t)) for t in s.tokens],
              [TAG_INDEX[g] for g in s.tags]) for s in sentences]
 
+# %% ../../nbs/53_tagger.ipynb #9d91c205
 def make_batch(items: Sequence[tuple[np.ndarray, list[int], list[int]]]) -> Batch:
     "Pad encoded sentences into one `Batch`."
     length, dim = max(len(c) for _, c, _ in items), items[0][0].shape[1]
@@ -113,6 +114,7 @@ def loss(self: BiLSTMCRF, inputs, casing, tags, mask) -> torch.Tensor:
     "Mean negative CRF log-likelihood of the gold tags."
     return -self.crf(self.emissions(inputs, casing, mask), tags, mask=mask, reduction="mean")
 
+# %% ../../nbs/53_tagger.ipynb #3bb6921f
 @patch
 def decode(self: BiLSTMCRF, inputs, casing, mask) -> list[list[int]]:
     "Viterbi tag ids per sentence."

@@ -31,6 +31,7 @@ class MaskedSpan:
     identifier: str = ""  # DIRECT / QUASI (TAB), empty otherwise
     surface: str = MASK_TOKEN  # shown while masked: one mask, or one per word with the original separators
 
+# %% ../../nbs/42_redaction_alignment.ipynb #f5708db8
 @dataclass
 class MaskedDocument:
     "The original text, its sorted non-overlapping masked spans, and the id and person keys of the original in the knowledge base."
@@ -114,6 +115,7 @@ def target_documents(dataset: str, # "wikibio_2000" (spaCy entities) or "wiki_an
 RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")
 _WORD = re.compile(r"\w+")
 
+# %% ../../nbs/42_redaction_alignment.ipynb #43de3462
 def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple[int, int, str]]:
     "(start, end, surface) in `original` of each masked run of `masked`, a word-by-word redaction of it."
     if any(alias in original for alias in MASK_ALIASES):
@@ -139,6 +141,7 @@ def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple
             runs.append((start, end, MASK_TOKEN))
     return runs
 
+# %% ../../nbs/42_redaction_alignment.ipynb #8478737a
 def redaction_document(doc_id: str, original: str, masked: str, person: frozenset = frozenset(),
                        hide_length: bool = False, # render each run as one mask (the paper) instead of one per word
                       ) -> MaskedDocument:

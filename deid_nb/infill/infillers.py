@@ -24,11 +24,12 @@ from .alignment import MaskedDocument
 from .knowledge_base import KnowledgeBase
 from .retrieval import ANON, Retriever, span_query
 
-logger = get_logger("deid_nb.infill.infillers")
-
 # %% auto #0
 __all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'LMInfiller', 'span_order', 'infill_document', 'infill_documents',
            'retrieval_records', 'documents_key', 'infilled_text']
+
+# %% ../../nbs/43_infillers.ipynb #a8739986
+logger = get_logger("deid_nb.infill.infillers")
 
 # %% ../../nbs/43_infillers.ipynb #6d6a3177
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ def _cut_beam(text: str) -> str:
     "A generated continuation up to its first line break or sentence punctuation, stripped."
     return re.split(r"[\n.,;:()\[\]\"]", text, maxsplit=1)[0].strip()
 
+# %% ../../nbs/43_infillers.ipynb #b2a75253
 class LMInfiller:
     "Causal-LM infiller: copy candidates ∪ beams, re-ranked by log p(right context | passages + left context + hypothesis)."
     name = "lm"
@@ -147,6 +149,7 @@ def prompt_ids(self: LMInfiller, context: SpanContext, passages: Sequence[str]) 
     ids = self._ids(text)
     return [_start_id(self.tokenizer)] + ids[max(0, len(ids) - self.max_prompt_tokens + 1):]
 
+# %% ../../nbs/43_infillers.ipynb #bef5011a
 @patch
 @torch.no_grad()
 def generate_beams(self: LMInfiller, prompt: list[int]) -> list[str]:
@@ -257,6 +260,7 @@ def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, 
                                            "in_sparse", "positive_rank", "chunks", "passages"])
     return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)
 
+# %% ../../nbs/43_infillers.ipynb #3ca444cf
 def retrieval_records(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300) -> pd.DataFrame:
     "Retrieval alone on the fully masked documents (Tables 1–2): per span, is the original in the BM25 documents, and the first positive chunk's rank."
     rows = []
@@ -277,6 +281,7 @@ def documents_key(documents: Sequence[MaskedDocument], *settings) -> str:
     payload = [[d.doc_id, d.original, [(s.start, s.end, s.label, s.identifier, s.surface) for s in d.spans]] for d in documents]
     return hashlib.sha256(json.dumps([payload, [repr(x) for x in settings]]).encode()).hexdigest()[:12]
 
+# %% ../../nbs/43_infillers.ipynb #7b01b239
 def infilled_text(document: MaskedDocument, records: pd.DataFrame) -> str:
     "The document with every span replaced by its prediction in `records` (spans without a record stay masked)."
     mine = records[records.doc_id == document.doc_id]

@@ -50,6 +50,7 @@ def biography_passages(people: Sequence[Person], source: str) -> list[Passage]:
     "Each person's document as a `biography` passage with id `{source}:{person_id}`."
     return [Passage(f"{source}:{p.person_id}", p.document, "biography", person_keys(p)) for p in people]
 
+# %% ../../nbs/40_knowledge_base.ipynb #801bea13
 def infobox_passages(people: Sequence[Person], source: str) -> list[Passage]:
     "Each profile with more than a name, linearised `key || value` per line, as an `infobox` passage `{source}-box:{person_id}`."
     return [Passage(f"{source}-box:{p.person_id}", linearise_profile(p.profile), "infobox", person_keys(p))

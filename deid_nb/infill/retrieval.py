@@ -88,6 +88,7 @@ def _encoder_key(path: str) -> str:
                 digest.update(f.name.encode() + (f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode()))
     return digest.hexdigest()[:12]
 
+# %% ../../nbs/41_retrieval.ipynb #4ebeb5a7
 class DenseReranker:
     "A zero-shot sentence-transformers bi-encoder that ranks chunks for a span query; chunk embeddings cached by text hash."
     def __init__(self, model: str = "minilm", # "minilm" (packaged) or any sentence-transformers name/folder
@@ -126,6 +127,7 @@ def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -
     rows = np.stack([self.cache[k] for k in keys]) if keys else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
     return rows[0] if single else rows
 
+# %% ../../nbs/41_retrieval.ipynb #35f6a42a
 @patch
 def rank(self: DenseReranker, query: str, chunks: Sequence[str],
          cache_query: bool = False, # also cache the query's embedding (when the same query recurs, e.g. across levels)
@@ -136,6 +138,7 @@ def rank(self: DenseReranker, query: str, chunks: Sequence[str],
     scores = self.embed(list(chunks)) @ self.embed(query, cache=cache_query)
     return np.argsort(-scores, kind="stable"), scores
 
+# %% ../../nbs/41_retrieval.ipynb #a18b37bb
 @patch
 def save(self: DenseReranker) -> Path | None:
     "Write the cache (hashes + float32 matrix) atomically if it grew; returns the path (None when nothing new)."

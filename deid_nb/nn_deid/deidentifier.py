@@ -23,11 +23,12 @@ from .registry import (DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT, HybridSpe
                                       zero_shot_reidentifier)
 from .deidentify import Certificate, deidentify
 
-logger = get_logger("deid_nb.nn_deid.deidentifier")
-
 # %% auto #0
 __all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'masked_spans', 'apply_spans', 'Redaction', 'check_trainable',
            'reidentifier_spec', 'reidentifier_from_spec', 'Deidentifier']
+
+# %% ../../nbs/19_deidentifier.ipynb #a59ddcfb
+logger = get_logger("deid_nb.nn_deid.deidentifier")
 
 # %% ../../nbs/19_deidentifier.ipynb #ee48f070
 def masked_spans(original: str, masked: str) -> list[tuple[int, int]]:
@@ -188,6 +189,7 @@ def _saved_people(path: Path) -> list[Person]:
         people.append(Person(record["id"], "", {str(k): str(v) for k, v in record["profile"].items()}))
     return people
 
+# %% ../../nbs/19_deidentifier.ipynb #a6eb875b
 @patch(cls_method=True)
 def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
     "The `Deidentifier` written by `save_pretrained` (JSON and safetensors only: no code from the folder runs)."

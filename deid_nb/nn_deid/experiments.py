@@ -15,6 +15,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 from transformers import AutoTokenizer
 
+# %% auto #0
+__all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
+           'RUN_SIZES', 'LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
+           'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
+           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations', 'weakest_setting']
+
+# %% ../../nbs/18_experiments.ipynb #751aef57
 from ..baselines import load_spacy, redact_people
 from ..core import atomic_write
 from ..data import PeopleDataset, Person, load_dataset
@@ -26,12 +33,6 @@ from .registry import (EVALUATION_ENSEMBLE, REIDENTIFIERS, HybridSpec, hybrid_fr
                                       zero_shot_model)
 from .neural import NeuralReidentifier
 from .search import resolve_ranking
-
-# %% auto #0
-__all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
-           'RUN_SIZES', 'LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
-           'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
-           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations', 'weakest_setting']
 
 # %% ../../nbs/18_experiments.ipynb #342da805
 PAPER_CITATION = "Morris, Chiu, Zabih & Rush (2022), Unsupervised Text Deidentification"

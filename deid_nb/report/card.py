@@ -13,6 +13,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+# %% auto #0
+__all__ = ['logger', 'ORIGINAL', 'CARD_COLUMNS', 'read_redaction', 'background_retriever', 'infill_attack', 'report_card',
+           'card_markdown', 'card_figure']
+
+# %% ../../nbs/60_report_card.ipynb #f9bfeb3a
 from ..core import MASK_TOKEN, get_logger, normalise_masks
 from ..people import DataError, Person, jsonl_records
 from ..metrics import evaluate_masking
@@ -25,11 +30,8 @@ from ..infill.retrieval import Retriever
 from ..sanitize.tab_metrics import TabScorer
 from ..nn_deid.deidentifier import apply_spans
 
+# %% ../../nbs/60_report_card.ipynb #7a7c8ce8
 logger = get_logger("deid_nb.report.card")
-
-# %% auto #0
-__all__ = ['logger', 'ORIGINAL', 'CARD_COLUMNS', 'read_redaction', 'background_retriever', 'infill_attack', 'report_card',
-           'card_markdown', 'card_figure']
 
 # %% ../../nbs/60_report_card.ipynb #47d34782
 def _checked_spans(spans, length: int, where: str) -> list[tuple[int, int]]:
@@ -39,6 +41,7 @@ def _checked_spans(spans, length: int, where: str) -> list[tuple[int, int]]:
         raise DataError(f"{where}: 'spans' must be [start, end] character pairs inside the original ({length} characters)")
     return [tuple(s) for s in spans]
 
+# %% ../../nbs/60_report_card.ipynb #3a4080fd
 def read_redaction(path: str | Path, people: Sequence[Person],
                    placeholders: Sequence[str] = (), # strings in `text` that stand for masked words (mask aliases always do)
                   ) -> tuple[dict[str, str], dict[str, bool]]:

@@ -18,6 +18,13 @@ import pandas as pd
 import torch
 from rank_bm25 import BM25Okapi
 
+# %% auto #0
+__all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'RUN_SIZES', 'protected_name', 'masked_with_shift', 'perturbation_drops',
+           'cached_perturbation_drops', 'PerturbationIndicator', 'search_pages', 'LocalSearchEngine',
+           'SearchHitsIndicator', 'combine_decisions', 'perturbed_documents', 'standard_indicators',
+           'cross_validated_decisions', 'RiskExperiment', 'run_risk_experiment']
+
+# %% ../../nbs/34b_context_indicators.ipynb #191739b7
 from ..causal_lm import edited_token_logprobs, load_causal_lm, tiny_causal_lm, token_logprobs
 from ..core import atomic_write, get_artifacts_dir, get_logger
 from ..data import load_wikibio_2000, load_wikibio_mini
@@ -29,12 +36,6 @@ from .risk_indicators import (LMProbabilityIndicator, MaskAll, ReplayIndicator, 
                                              fold_scorer, token_f1_objective)
 from .tab_corpus import TabDocument, load_wiki_annotated
 from .tab_metrics import TabScorer
-
-# %% auto #0
-__all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'RUN_SIZES', 'protected_name', 'masked_with_shift', 'perturbation_drops',
-           'cached_perturbation_drops', 'PerturbationIndicator', 'search_pages', 'LocalSearchEngine',
-           'SearchHitsIndicator', 'combine_decisions', 'perturbed_documents', 'standard_indicators',
-           'cross_validated_decisions', 'RiskExperiment', 'run_risk_experiment']
 
 # %% ../../nbs/34b_context_indicators.ipynb #5e032996
 CLOZE, FILLER = "\nThis text is about", "___"
@@ -73,6 +74,7 @@ def _span_logprob(scores, start: int, end: int) -> float:
     overlap = (scores.offsets[:, 0] < end) & (scores.offsets[:, 1] > start)
     return float(scores.logprobs[overlap].sum())
 
+# %% ../../nbs/34b_context_indicators.ipynb #fc4455b9
 def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame, # this document's candidate spans
                       ) -> dict[str, float]:
     "Each entity's largest drop in log p (name after the cloze; later entities' first mentions) when its mentions are masked."
@@ -96,6 +98,7 @@ def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFr
 # %% ../../nbs/34b_context_indicators.ipynb #fa444977
 UNASSESSED = float("inf")
 
+# %% ../../nbs/34b_context_indicators.ipynb #7fa0cf05
 def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame,
                               max_chars: int | None = None, # perturb only the text's first characters (cost cap); later entities are UNASSESSED
                               artifacts_dir=None) -> dict[str, float]:
@@ -153,6 +156,7 @@ def search_pages(documents: Sequence[TabDocument], include_annotated: bool = Tru
         pages |= {f"annotated:{d.doc_id}": d.text for d in documents}
     return pages
 
+# %% ../../nbs/34b_context_indicators.ipynb #ac7e74be
 class LocalSearchEngine:
     "BM25 search over a fixed set of pages: top-k page ids for a query, and the number of pages containing all its terms."
     def __init__(self, pages: Mapping[str, str]):
@@ -206,6 +210,7 @@ def perturbed_documents(docs: Sequence[TabDocument], settings: Mapping) -> list[
     n = settings.get("perturb_docs")
     return None if n is None else [d.doc_id for d in docs[:n]]
 
+# %% ../../nbs/34b_context_indicators.ipynb #084ffa5c
 def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings: Mapping, data_dir=None) -> dict:
     "name -> factory of a fresh indicator, for the paper's rows; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
     engines = {label: LocalSearchEngine(search_pages(docs, include, data_dir)) for label, include in (("", True), ("bios left out", False))}

@@ -21,19 +21,21 @@ import numpy as np
 import torch
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
+# %% auto #0
+__all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'LABELS', 'LABEL_IDS', 'spacy_tab_entities',
+           'normalise_phrase', 'gazetteer_phrases', 'Gazetteer', 'build_gazetteer', 'gazetteer_matches',
+           'longest_spans', 'silver_spans', 'bio_labels', 'decode_spans', 'RecogniserConfig', 'recogniser_cache_key',
+           'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
+
+# %% ../../nbs/32_recogniser.ipynb #5b69ee14
 from ..core import get_artifacts_dir, get_logger, seed_everything, sha256_of, stopwords_english
 from ..data import Person, dataset_path, load_wikibio_2000
 from ..encoders import resolve_encoder
 from .tab_corpus import ENTITY_TYPES
 from .tab_metrics import load_tagger
 
+# %% ../../nbs/32_recogniser.ipynb #85043a42
 logger = get_logger("deid_nb.sanitize.recogniser")
-
-# %% auto #0
-__all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'LABELS', 'LABEL_IDS', 'spacy_tab_entities',
-           'normalise_phrase', 'gazetteer_phrases', 'Gazetteer', 'build_gazetteer', 'gazetteer_matches',
-           'longest_spans', 'silver_spans', 'bio_labels', 'decode_spans', 'RecogniserConfig', 'recogniser_cache_key',
-           'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32_recogniser.ipynb #3dd9db5b
 ONTONOTES_TO_TAB = {"PERSON": "PERSON", "NORP": "DEM", "LANGUAGE": "DEM", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC",
@@ -75,6 +77,7 @@ class Gazetteer:
         counts = {t: sum(v == t for v in self.phrases.values()) for t in sorted(set(self.phrases.values()))}
         return f"Gazetteer({counts}, max_words={self.max_words})"
 
+# %% ../../nbs/32_recogniser.ipynb #4c9c2166
 def build_gazetteer(people: Iterable[Person], dem_fields: Sequence[str] = DEM_FIELDS, misc_fields: Sequence[str] = MISC_FIELDS,
                     countries: bool = True, max_words: int = 5) -> Gazetteer:
     "DEM/MISC gazetteer from the people's infobox fields (DEM wins a phrase found in both) plus country names as DEM."
@@ -152,6 +155,7 @@ def decode_spans(text: str, offsets: Sequence[tuple[int, int]], label_ids: Seque
             spans.append(current)
     return longest_spans([_widen(text, *span) for span in spans])
 
+# %% ../../nbs/32_recogniser.ipynb #5fea2638
 def _widen(text: str, start: int, end: int, kind: str) -> Span:
     while start > 0 and (text[start - 1].isalnum() and text[start].isalnum()):
         start -= 1

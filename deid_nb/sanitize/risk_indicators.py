@@ -13,6 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+# %% auto #0
+__all__ = ['SPAN_COLUMNS', 'SEQ_LABELS', 'gold_span_table', 'masks_from_decisions', 'RiskIndicator', 'MaskAll', 'document_folds',
+           'cross_validate', 'shared_tagger', 'fold_scorer', 'eq1_objective', 'token_f1_objective', 'fit_threshold',
+           'lm_probability_classifier', 'LMProbabilityIndicator', 'paper_span_features', 'with_paper_features',
+           'ReplayIndicator', 'span_embeddings', 'SpanClassifierIndicator', 'SequenceLabellingIndicator']
+
+# %% ../../nbs/34_risk_indicators.ipynb #4d084693
 import numpy as np
 import pandas as pd
 import torch
@@ -26,17 +33,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
+# %% ../../nbs/34_risk_indicators.ipynb #e2154915
 from ..core import atomic_path, get_artifacts_dir
 from ..encoders import load_encoder, resolve_encoder
 from .lm_scores import SPAN_FEATURES, log_prob_features
 from .tab_corpus import ENTITY_TYPES, Masks, TabDocument, load_span_rows
 from .tab_metrics import TabScorer, load_tagger
-
-# %% auto #0
-__all__ = ['SPAN_COLUMNS', 'SEQ_LABELS', 'gold_span_table', 'masks_from_decisions', 'RiskIndicator', 'MaskAll', 'document_folds',
-           'cross_validate', 'shared_tagger', 'fold_scorer', 'eq1_objective', 'token_f1_objective', 'fit_threshold',
-           'lm_probability_classifier', 'LMProbabilityIndicator', 'paper_span_features', 'with_paper_features',
-           'ReplayIndicator', 'span_embeddings', 'SpanClassifierIndicator', 'SequenceLabellingIndicator']
 
 # %% ../../nbs/34_risk_indicators.ipynb #5200b17f
 SPAN_COLUMNS = ["doc_id", "start", "end", "span_text", "entity_type", "entity_id", "identifier_type", "mask"]
@@ -51,6 +53,7 @@ def gold_span_table(documents: Iterable[TabDocument], annotator: str | None = No
             first[7] = first[7] or m.needs_masking
     return pd.DataFrame(list(rows.values()), columns=SPAN_COLUMNS)
 
+# %% ../../nbs/34_risk_indicators.ipynb #a383c6ba
 def masks_from_decisions(documents: Iterable[TabDocument], spans: pd.DataFrame, decisions: Sequence[bool]) -> Masks:
     "Masks `{doc_id: [[start, end], ...]}` with an entry for every document (maybe empty) and the spans decided risky."
     masks = {d.doc_id: [] for d in documents}
@@ -123,6 +126,7 @@ def token_f1_objective(scorer: TabScorer, masks: Masks) -> dict:
     r = counts.masked.sum() / counts.total.sum() if counts.total.sum() else 0.0
     return {"token_f1": 2 * p * r / (p + r) if p + r else 0.0}
 
+# %% ../../nbs/34_risk_indicators.ipynb #0c95773b
 def fit_threshold(docs: Sequence[TabDocument], spans: pd.DataFrame, risk: np.ndarray,
                   objective: Callable[[TabScorer, Masks], dict] = eq1_objective, # the terms to sum at each threshold
                   n_candidates: int = 12,
@@ -308,6 +312,7 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
         self.model.save_pretrained(tmp, safe_serialization=True); os.replace(tmp, folder)
     return self
 
+# %% ../../nbs/34_risk_indicators.ipynb #9c57e1c8
 def _train_token_classifier(model, examples, epochs: int, lr: float, class_weights, seed: int, batch_size: int = 8):
     "Weighted cross-entropy fine-tuning, shuffled mini-batches, AdamW."
     rng, optimiser = np.random.default_rng(seed), torch.optim.AdamW(model.parameters(), lr=lr)

@@ -31,6 +31,7 @@ IDENTIFIER_TYPES = ("DIRECT", "QUASI", "NO_MASK")
 class TabFormatError(ValueError):
     "A TAB-format record is malformed; the message names the document and the mention."
 
+# %% ../../nbs/30_tab_corpus.ipynb #18b76d9c
 @dataclass(frozen=True)
 class Mention:
     "One annotated span of a document: offsets, its text, its semantic and identifier type, its entity."
@@ -204,6 +205,7 @@ def _parse_offsets(value: str, row: int) -> tuple[int, int]:
     except (ValueError, SyntaxError, TypeError) as error:
         raise ValueError(f"span row {row}: offsets {value!r} are not '(start, end)'") from error
 
+# %% ../../nbs/30_tab_corpus.ipynb #748e2a41
 def load_span_rows(source: str | Path = "wiki_test_spans",  # "wiki_train_spans", "wiki_test_spans" (deid_nb.data.DATA_SOURCES) or a CSV path
                    data_dir: str | Path | None = None) -> pd.DataFrame:
     "The sanitization paper's span rows: doc_id, start, end, semantic_type, span_text, log_probs, subwords, label, mask, counts."

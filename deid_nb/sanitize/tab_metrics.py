@@ -116,6 +116,7 @@ def entity_recall(self: TabScorer, masks: Mapping, direct: bool = True, quasi: b
             masked += all(self.is_span_masked(doc_id, covered, m.start, m.end) for m in entity.mentions if m.needs_masking)
     return _ratio(masked, total)
 
+# %% ../../nbs/31_tab_metrics.ipynb #32dde801
 @patch
 def recall_counts(self: TabScorer, masks: Mapping, token_level: bool = True) -> pd.DataFrame:
     "Masked and total tokens (or mentions) of the entities to mask, per entity type."
@@ -206,6 +207,7 @@ def _token_types(text: str, spans: Iterable[tuple[int, int, str]]) -> dict[tuple
             labels.setdefault(token, label)
     return labels
 
+# %% ../../nbs/31_tab_metrics.ipynb #c9de2615
 def recogniser_token_scores(documents: Iterable[TabDocument],
                             predictions: Mapping[str, Iterable[tuple[int, int, str]]],  # doc_id -> (start, end, type)
                            ) -> pd.DataFrame:
@@ -229,6 +231,7 @@ def recogniser_token_scores(documents: Iterable[TabDocument],
     rows["micro (no label match)"] = counts["micro (no label match)"]
     return pd.DataFrame([(name, *_prf(*c)) for name, c in rows.items()], columns=["type", "P", "R", "F1", "tp", "fp", "fn"]).set_index("type")
 
+# %% ../../nbs/31_tab_metrics.ipynb #c112e1be
 def _prf(tp, fp, fn) -> tuple:
     p, r = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
     return p, r, (2 * p * r / (p + r) if p + r else 0.0), int(tp), int(fp), int(fn)
