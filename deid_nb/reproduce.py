@@ -115,7 +115,8 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     start = time.time()
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters, cwd=str(Path(notebook).parent),
-                                   progress_bar=progress_bar, kernel_name="python3")
+                                   progress_bar=progress_bar, kernel_name="python3",
+                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])  # not ipykernel's TCP warning per notebook
     except PapermillExecutionError as error:
         raise ReproduceError(f"{Path(notebook).name} (parameters {parameters}) failed in cell {error.cell_index} "
                              f"(execution count {error.exec_count}): {error.ename}: {error.evalue}\n"
