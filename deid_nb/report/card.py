@@ -20,6 +20,7 @@ __all__ = ['logger', 'ORIGINAL', 'CARD_COLUMNS', 'read_redaction', 'background_r
 # %% ../../nbs/60_report_card.ipynb #f9bfeb3a
 from ..core import MASK_TOKEN, get_logger, normalise_masks
 from ..people import DataError, Person, jsonl_records
+from ..experiments import markdown_table
 from ..metrics import evaluate_masking
 from ..reidentifier import Reidentifier
 from ..infill.alignment import align_redaction, redaction_document
@@ -130,7 +131,7 @@ def card_markdown(card: pd.DataFrame, digits: int = 1) -> str:
                               zip(card.ensemble_reid, card.ensemble_reid_low, card.ensemble_reid_high)]
     models = [c for c in card.columns if c.endswith("_top1")]
     table = table[[c for c in CARD_COLUMNS if c in table.columns] + models]
-    return table.rename(columns={**CARD_COLUMNS, **{m: f"{m[:-5]} top-1 %" for m in models}}).to_markdown(index=False, floatfmt=f".{digits}f")
+    return markdown_table(table.rename(columns={**CARD_COLUMNS, **{m: f"{m[:-5]} top-1 %" for m in models}}), digits)
 
 # %% ../../nbs/60_report_card.ipynb #25aac6c2
 def card_figure(card: pd.DataFrame, title: str = "Privacy report card") -> plt.Figure:
