@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 import numpy as np
+import platformdirs
 from tqdm.auto import tqdm
 
 # %% auto #0
@@ -59,11 +60,11 @@ def _checkout_root() -> Path | None:
     return root if (root / "settings.ini").exists() else None
 
 def cache_root() -> Path:
-    "Where downloads and artifacts go by default: the source checkout, else `$XDG_CACHE_HOME/deid_nb`."
+    "Where downloads and artifacts go by default: the source checkout, else the user cache directory (platformdirs)."
     root = _checkout_root()
     if root is not None:
         return root
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "deid_nb"
+    return Path(platformdirs.user_cache_dir("deid_nb", appauthor=False))
 
 # %% ../nbs/00_core.ipynb #62b55b05
 def _resolve_dir(explicit, env_var: str, default: Path, create: bool) -> Path:
