@@ -122,7 +122,7 @@ def report_card(redactions: Mapping[str, Mapping[str, str]], # {method: {person 
 CARD_COLUMNS = {"method": "Redaction", "documents": "Docs", "percent_masked": "% masked", "information_loss": "Info. loss",
                 "ensemble_reid": "Ensemble re-id % (95% CI)", "exact_match": "Spans restored (EM %)", "word_recall": "Words recovered %",
                 "reid_infilled": "Re-id after infilling %", "tab_recall": "TAB recall %", "tab_precision": "TAB precision %",
-                "certificate_rate": "Certificates met %"}
+                "certificate_rate": "Certificates met %", "paper_ensemble_reid": "Paper's re-id %", "paper_percent_masked": "Paper's % masked"}
 
 def card_markdown(card: pd.DataFrame, digits: int = 1) -> str:
     "The card as a Markdown table: the columns of `CARD_COLUMNS` it has, per-model top-1 columns after them."
