@@ -56,9 +56,9 @@ RESULT_SECTIONS = {  # system → [(stem, title, caption, folded)], in the paper
     "Retrieval + infilling re-identification attack (Charpentier & Lison)": [
         ("infill_table1", "Table 1 — sparse retrieval coverage", "How often the masked span's text is in the retrieved documents, per background level.", False),
         ("infill_table2", "Table 2 — dense ranking of chunks", "MRR and accuracy of the chunk that holds the span.", False),
-        ("infill_table3", "Table 3 — infilling per entity type", "Exact match and recall of restored spans.", False),
+        ("infill_table3", "Table 3 — infilling per entity type", "Exact match and recall of restored spans.", True),
         ("infill_table4", "Table 4 — infilling per identifier type", "The same per direct / quasi identifier.", False),
-        ("infill_table5", "Table 5 — the annotated bios", "Infilling the manually masked TAB bios.", False),
+        ("infill_table5", "Table 5 — the annotated bios", "Infilling the manually masked TAB bios.", True),
         ("infill_exact_match", "Exact match by background level", "Restored spans as the adversary's background knowledge grows.", False),
         ("infill_attack_redactions", "The attack on every redaction of the package", "Spans restored, and ensemble re-identification before and after infilling.", False)],
     "Adversarial privacy-preserving representations (Friedrich, Köhn, Wiedemann & Biemann, 2019)": [
