@@ -72,11 +72,10 @@ def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, regis
     if len(dataset) <= k:
         raise DataError(f"{dataset.name}: {len(dataset)} people cannot hide anyone from the top k={k}; the pool needs more than k people")
     spec, sizes = registry.get(reidentifier), {s: len(ids) for s, ids in dataset.splits.items()}
-    needs = {"train": 1, "validation": 1}
-    if isinstance(spec, HybridSpec):
-        needs = {"train": 1, "validation": MIN_VALIDATION if spec.lexical_weight is None or spec.pair_distance is None else 1}
-    if spec is None:
+    if spec is None:  # bm25 and the zero-shot model train nothing
         return
+    fitted = isinstance(spec, HybridSpec) and (spec.lexical_weight is None or spec.pair_distance is None)
+    needs = {"train": 1, "validation": MIN_VALIDATION if fitted else 1}
     if short := {s: n for s, n in needs.items() if sizes.get(s, 0) < n}:
         raise DataError(f"{dataset.name}: {reidentifier} needs {short} people in those splits but the table's {len(dataset)} people "
                         f"split into {sizes}; use a larger table, or a re-identifier that needs no training: {TRAINING_FREE}")
@@ -148,9 +147,7 @@ def transform(self: Deidentifier, documents: Sequence[str | Person], true_ids: S
     originals = [d.document if isinstance(d, Person) else d for d in documents]
     batch = deidentify(documents, self.reidentifier, k or self.k, true_ids=true_ids, search=self.search,
                        long_documents=self.long_documents, on_error=on_error, progress=progress, **search_kwargs)
-    skipped = {int(s.where.rsplit(" ", 1)[-1]) for s in batch.skipped}
-    kept = [original for i, original in enumerate(originals) if i not in skipped]
-    return [self._redaction(original, result) for original, result in zip(kept, batch)]
+    return [self._redaction(originals[i], result) for i, result in zip(batch.positions, batch)]
 
 @patch
 def _redaction(self: Deidentifier, original: str, result) -> Redaction:

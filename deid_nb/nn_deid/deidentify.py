@@ -128,9 +128,10 @@ def _check_choices(k, search, unit: str, long_documents: str):
 # %% ../../nbs/16_deidentify.ipynb #1ae4c1a5
 class DeidentifiedBatch(list):
     "`Deidentified` results in input order, without the skipped records; `skipped` lists those with the reason."
-    def __init__(self, results=(), skipped=()):
+    def __init__(self, results=(), skipped=(), positions=None):
         super().__init__(results)
         self.skipped: list[SkippedRecord] = list(skipped)
+        self.positions: list[int] = list(range(len(self)) if positions is None else positions)  # each result's input position
 
 def _usable(documents: list, true_ids: list, reidentifier: Reidentifier, on_error: str):
     "The documents and ids a search can run on; the others rejected (logged and skipped, or raised)."
@@ -144,7 +145,7 @@ def _usable(documents: list, true_ids: list, reidentifier: Reidentifier, on_erro
             reject_record(SkippedRecord(f"document {i}", true_id, reason), on_error, skipped)
         else:
             kept.append(i)
-    return [documents[i] for i in kept], [true_ids[i] for i in kept], skipped
+    return [documents[i] for i in kept], [true_ids[i] for i in kept], skipped, kept
 
 # %% ../../nbs/16_deidentify.ipynb #29138db5
 def _as_documents(documents, true_ids):
@@ -193,14 +194,14 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
               ) -> DeidentifiedBatch:
     "Mask each document until `reidentifier` no longer ranks its person in the top `k`; a re-checked certificate for each."
     _check_choices(k, search, unit, long_documents)
-    documents, true_ids, skipped = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
+    documents, true_ids, skipped, positions = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
     if not documents:
-        return DeidentifiedBatch([], skipped)
+        return DeidentifiedBatch([], skipped, [])
     if progress and len(documents) > chunk_size:
         again = lambda s: deidentify(documents[s:s + chunk_size], reidentifier, k, true_ids=true_ids[s:s + chunk_size], search=search, unit=unit,
                                      long_documents=long_documents, max_rechecks=max_rechecks, on_error="raise", fast=fast, **search_kwargs)
         chunks = tqdm(range(0, len(documents), chunk_size), desc=f"de-identifying (k={k})", unit="chunk")
-        return DeidentifiedBatch([r for s in chunks for r in again(s)], skipped)
+        return DeidentifiedBatch([r for s in chunks for r in again(s)], skipped, positions)
     split = [_windows(d, reidentifier, long_documents) for d in documents]
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     pieces = [piece for pieces, _ in split for piece in pieces]
@@ -218,7 +219,7 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
             extra[owner[w]].append(t)
             masked[w] = t.masked_text_at_k(k)
     return DeidentifiedBatch([_result(i, documents[i], true_ids[i], k, split[i], joined[i], ranks, owner, trajectories, extra[i],
-                                      attempt) for i in range(len(documents))], skipped)
+                                      attempt) for i in range(len(documents))], skipped, positions)
 
 # %% ../../nbs/16_deidentify.ipynb #6059155e
 def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> list[Trajectory]:
