@@ -230,11 +230,15 @@ BASELINES: dict[str, Callable] = {
 }
 
 # %% ../nbs/05_baselines.ipynb #289e821c
-def _check_person(person) -> Person:
+def _check_person(person, position: int) -> Person:
     "The record itself, or a ValueError naming it and its problem."
-    pid = getattr(person, "person_id", repr(person)[:40])
-    if not isinstance(getattr(person, "document", None), str) or not person.document.strip():
-        raise ValueError(f"person {pid}: document is missing or empty")
+    if not isinstance(person, Person):
+        raise ValueError(f"record {position}: a {type(person).__name__}, not a Person")
+    pid, document = person.person_id, person.document
+    if not isinstance(document, str):
+        raise ValueError(f"person {pid}: the document is a {type(document).__name__}, not a string")
+    if not document.strip():
+        raise ValueError(f"person {pid}: the document is empty")
     if not isinstance(getattr(person, "profile", None), Mapping):
         raise ValueError(f"person {pid}: profile is not a mapping")
     return person
@@ -249,24 +253,28 @@ def redact_people(people: Iterable[Person],
     "Apply baseline `method` to each person's document: {person_id: masked text}; bad records logged and skipped."
     if method not in BASELINES:
         raise KeyError(f"unknown baseline {method!r}; choose one of {sorted(BASELINES)}")
+    if isinstance(people, (str, Mapping, Person)):
+        raise TypeError(f"people must be a sequence of Person records, got one {type(people).__name__}")
     if method in IDF_BASELINES:
         _needs_idf(idf, method)
         if not 0 <= params.get("fraction", -1) <= 1:
             raise ValueError(f"the {method!r} baseline needs fraction= in [0, 1], got {params.get('fraction')}")
     redact = functools.partial(BASELINES[method], idf=idf, **params)
     good = []
-    for person in people:
+    for position, person in enumerate(people):
         try:
-            good.append(_check_person(person))
+            good.append(_check_person(person, position))
         except ValueError as error:
             logger.warning("%s: %s; skipped", method, error)
+    try:  # the parameters, on a one-word document: a failure here is the call's, not a record's
+        good and redact(["Probe"], [{}])
+    except Exception as error:
+        raise ValueError(f"baseline {method!r} cannot run with parameters {params}: {error}") from error
     masked = {}
     for start in tqdm(range(0, len(good), batch_size), desc=method, disable=not progress, leave=False):
         batch = good[start:start + batch_size]
         try:
             outputs = redact([p.document for p in batch], [p.profile for p in batch])
-        except TypeError as error:  # records were checked above: a TypeError here is a wrong parameter
-            raise ValueError(f"baseline {method!r} cannot run with parameters {params}: {error}") from error
         except Exception:
             outputs = [_redact_one(redact, method, p) for p in batch]
         masked.update((p.person_id, out) for p, out in zip(batch, outputs) if out is not None)

@@ -27,6 +27,10 @@ def _paired(masked: Sequence[str], originals: Sequence[str]) -> tuple[list[str],
     masked, originals = list(masked), list(originals)
     if len(masked) != len(originals):
         raise ValueError(f"{len(masked)} masked documents but {len(originals)} originals")
+    for kind, texts in (("masked", masked), ("original", originals)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"document {i}: the {kind} text is a {type(text).__name__}, not a string")
     return masked, originals
 
 def _masked_counts(masked: Sequence[str], originals: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +136,9 @@ def _originals(texts: Mapping[str, str], people: Iterable[Person]) -> list[str]:
     missing = [pid for pid in texts if pid not in by_id]
     if missing:
         raise KeyError(f"{len(missing)} text id(s) are not among the people, e.g. {missing[:3]}")
+    for pid, text in texts.items():
+        if not isinstance(text, str):
+            raise TypeError(f"person {pid}: the text to evaluate is a {type(text).__name__}, not a string")
     return [by_id[pid] for pid in texts]
 
 def evaluate_texts(texts: Mapping[str, str],  # {person_id: text standing for that person's document}

@@ -1,0 +1,183 @@
+"""The bad-input matrix: for each public entry point (baselines, metrics, `deidentify`, the CLI), every kind of bad
+record or bad call, and the exact outcome -- an error of a named type whose message names the record and the problem,
+or the record skipped and reported while the good records go through. (The loaders' matrix is in test_data_hardening.py.)"""
+import contextlib
+import io
+import json
+import logging
+import re
+
+import pandas as pd
+import pytest
+
+from deid_nb.baselines import BASELINES, dataset_idf, redact_people
+from deid_nb.data import Person, make_synthetic_people
+from deid_nb.metrics import evaluate_masking, information_loss, percent_masked, reidentification_ranks
+from deid_nb.nn_deid.deidentify import deidentify
+from deid_nb.people import DataError
+from deid_nb.reidentifier import WordOverlapReidentifier
+from deid_nb.report.cli import main
+
+PEOPLE = make_synthetic_people(6, seed=1)
+IDF = dataset_idf(PEOPLE)
+POOL = WordOverlapReidentifier(PEOPLE, seed=1)
+PID = PEOPLE[0].person_id
+
+# ---------------------------------------------------------------- baselines: bad records are logged and skipped
+BAD_PEOPLE = {  # case: (record, the reason logged)
+    "empty document": (Person("e", "", {}), "person e: the document is empty"),
+    "blank document": (Person("w", "  \n ", {}), "person w: the document is empty"),
+    "missing document": (Person("n", None, {}), "person n: the document is a NoneType, not a string"),
+    "number document": (Person("i", 42, {}), "person i: the document is a int, not a string"),
+    "profile a list": (Person("p", "Alma paints", ["name"]), "person p: profile is not a mapping"),
+    "profile missing": (Person("q", "Alma paints", None), "person q: profile is not a mapping"),
+    "not a Person": ({"person_id": "d", "document": "Alma paints"}, "record 0: a dict, not a Person"),
+}
+METHOD_PARAMS = {m: ({"fraction": 0.3} if m.startswith("idf") else {}) for m in BASELINES}
+
+
+@pytest.mark.parametrize("record,reason", BAD_PEOPLE.values(), ids=BAD_PEOPLE.keys())
+@pytest.mark.parametrize("method", sorted(BASELINES))
+def test_baseline_skips_and_names_a_bad_record(method, record, reason, caplog):
+    people = [record] if method in ("presidio", "scrubadub", "named_entity") else [record, PEOPLE[0]]  # no tool loaded for one bad record
+    with caplog.at_level(logging.WARNING, logger="deid_nb"):
+        masked = redact_people(people, method, idf=IDF, progress=False, **METHOD_PARAMS[method])
+    assert list(masked) == [p.person_id for p in people[1:]]
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("deid_nb")] == [f"{method}: {reason}; skipped"]
+
+
+BAD_BASELINE_CALLS = {  # case: (people, method, keyword arguments, error type, message)
+    "unknown method": (PEOPLE, "nope", {}, KeyError, "unknown baseline 'nope'; choose one of ['idf', 'idf_table_aware', "),
+    "idf without weights": (PEOPLE, "idf", {"fraction": 0.3}, ValueError, "the 'idf' baseline needs idf weights (see dataset_idf)"),
+    "idf without fraction": (PEOPLE, "idf", {"idf": IDF}, ValueError, "the 'idf' baseline needs fraction= in [0, 1], got None"),
+    "fraction above 1": (PEOPLE, "idf_table_aware", {"idf": IDF, "fraction": 1.5}, ValueError,
+                         "the 'idf_table_aware' baseline needs fraction= in [0, 1], got 1.5"),
+    "unknown parameter": (PEOPLE, "lexical", {"colour": 3}, ValueError,
+                          "baseline 'lexical' cannot run with parameters {'colour': 3}: lexical_redact() got an unexpected keyword argument 'colour'"),
+    "unknown entity type": (PEOPLE, "named_entity", {"entity_types": ("PERSON", "ALIEN")}, ValueError,
+                            "baseline 'named_entity' cannot run with parameters {'entity_types': ('PERSON', 'ALIEN')}: unknown spaCy entity type(s) ['ALIEN']"),
+    "a string for people": ("Alma paints", "lexical", {}, TypeError, "people must be a sequence of Person records, got one str"),
+    "one Person for people": (PEOPLE[0], "lexical", {}, TypeError, "people must be a sequence of Person records, got one Person"),
+}
+
+
+@pytest.mark.parametrize("people,method,kwargs,error,message", BAD_BASELINE_CALLS.values(), ids=BAD_BASELINE_CALLS.keys())
+def test_bad_baseline_call_is_an_error(people, method, kwargs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        redact_people(people, method, progress=False, **kwargs)
+
+
+# ---------------------------------------------------------------- metrics: every bad call is an error naming the document
+BAD_METRIC_CALLS = {  # case: (call, error type, message)
+    "lengths differ": (lambda: percent_masked(["a"], ["a", "b"]), ValueError, "1 masked documents but 2 originals"),
+    "masks added": (lambda: percent_masked(["x", "<mask> <mask> <mask>"], ["x", "a b"]), ValueError,
+                    "document 1: 3 masks added to an original of 2 words: not a masking of that original"),
+    "empty original": (lambda: percent_masked(["a b"], [""]), ValueError,
+                       "document 0: 0 masks added to an original of 0 words (no words): not a masking of that original"),
+    "masked text missing": (lambda: percent_masked(["a", None], ["a", "b"]), TypeError,
+                            "document 1: the masked text is a NoneType, not a string"),
+    "original a number": (lambda: information_loss(["a"], [7]), TypeError, "document 0: the original text is a int, not a string"),
+    "unknown average": (lambda: percent_masked(["a"], ["a"], average="median"), ValueError,
+                        "average must be 'document' or 'corpus', got 'median'"),
+    "ids and documents differ": (lambda: reidentification_ranks(["a"], ["x", "y"], [POOL]), ValueError, "1 documents but 2 true ids"),
+    "empty ensemble": (lambda: reidentification_ranks(["a"], [PID], []), ValueError, "the ensemble has no re-identifiers"),
+    "same names twice": (lambda: reidentification_ranks(["a"], [PID], [POOL, POOL]), ValueError,
+                         "re-identifier names are not unique: ['word_overlap', 'word_overlap']; pass a dict"),
+    "id outside the pool": (lambda: reidentification_ranks(["a"], ["stranger"], [POOL]), KeyError,
+                            "word_overlap: 1 id(s) not in the candidate pool, e.g. ['stranger']"),
+    "text of a stranger": (lambda: evaluate_masking({"stranger": "a"}, PEOPLE, [POOL]), KeyError,
+                           "1 text id(s) are not among the people, e.g. ['stranger']"),
+    "text missing": (lambda: evaluate_masking({PID: None}, PEOPLE, [POOL]), TypeError,
+                     f"person {PID}: the text to evaluate is a NoneType, not a string"),
+}
+
+
+@pytest.mark.parametrize("call,error,message", BAD_METRIC_CALLS.values(), ids=BAD_METRIC_CALLS.keys())
+def test_bad_metric_call_is_an_error(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+def test_metrics_of_nothing_are_nan_not_an_error():
+    "An empty selection (every record skipped upstream) measures as NaN, so a table row can still be written."
+    assert pd.isna(percent_masked([], []))
+    row = evaluate_masking({}, PEOPLE, [POOL])
+    assert row["documents"] == 0 and all(pd.isna(row[c]) for c in ("ensemble_reid", "percent_masked", "information_loss"))
+
+
+# ---------------------------------------------------------------- deidentify: bad records skipped and reported, or raised
+BAD_DOCUMENTS = {  # case: (document, true id, reason)
+    "empty": ("", PID, "the document has no words"),
+    "punctuation only": (" .,; ", PID, "the document has no words"),
+    "not a string": (3, PID, "the document is not a string"),
+    "stranger": ("Alma paints", "stranger", "the true id is not in the re-identifier's candidate pool"),
+}
+
+
+@pytest.mark.parametrize("document,true_id,reason", BAD_DOCUMENTS.values(), ids=BAD_DOCUMENTS.keys())
+def test_deidentify_skips_and_reports_a_bad_record(document, true_id, reason, caplog):
+    with caplog.at_level(logging.WARNING, logger="deid_nb"):
+        batch = deidentify([PEOPLE[0].document, document], POOL, k=2, true_ids=[PID, true_id])
+    assert [r.certificate.person_id for r in batch] == [PID] and batch.positions == [0]
+    assert [(s.where, s.person_id, s.reason) for s in batch.skipped] == [("document 1", true_id, reason)]
+    assert f"document 1 (id {true_id!r}): {reason}; skipped" in caplog.text
+
+
+@pytest.mark.parametrize("document,true_id,reason", BAD_DOCUMENTS.values(), ids=BAD_DOCUMENTS.keys())
+def test_deidentify_raises_a_bad_record_when_asked(document, true_id, reason):
+    with pytest.raises(DataError, match=re.escape(f"document 1 (id {true_id!r}): {reason}")):
+        deidentify([PEOPLE[0].document, document], POOL, k=2, true_ids=[PID, true_id], on_error="raise")
+
+
+BAD_DEIDENTIFY_CALLS = {  # case: (keyword arguments, message)
+    "k zero": ({"k": 0}, "k must be an integer >= 1 (the true profile must leave the top k), got 0"),
+    "k a float": ({"k": 2.5}, "k must be an integer >= 1 (the true profile must leave the top k), got 2.5"),
+    "unknown search": ({"search": "beam"}, "unknown search 'beam'; choose one of ['approximate', 'greedy'] or pass a search function"),
+    "unknown unit": ({"unit": "sentence"}, "unknown masking unit 'sentence'; choose one of ('type', 'token')"),
+    "unknown policy": ({"long_documents": "drop"}, "unknown long_documents policy 'drop'; choose one of ('windows', 'mask_tail', 'truncate')"),
+    "unknown on_error": ({"on_error": "ignore"}, "on_error must be one of ('skip', 'raise'), got 'ignore'"),
+    "strings without ids": ({"documents": ["Alma paints"], "true_ids": None}, "true_ids= is needed unless the documents are Person objects"),
+    "ids and documents differ": ({"documents": ["Alma paints"], "true_ids": [PID, PID]}, "1 documents but 2 true ids"),
+}
+
+
+@pytest.mark.parametrize("kwargs,message", BAD_DEIDENTIFY_CALLS.values(), ids=BAD_DEIDENTIFY_CALLS.keys())
+def test_bad_deidentify_call_is_an_error(kwargs, message):
+    kwargs = {"documents": PEOPLE[:2], **kwargs}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        deidentify(kwargs.pop("documents"), POOL, **kwargs)
+
+
+# ---------------------------------------------------------------- the CLI: exit status 1 with the reason, nothing written
+TABLE = ["--id", "id", "--text", "document", "--profile-cols", "name", "birth_date", "birth_place", "nationality", "occupation"]
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    pd.DataFrame([{"id": p.person_id, "document": p.document, **p.profile} for p in PEOPLE]).to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "stranger.jsonl").write_text(json.dumps({"id": "stranger", "text": "x"}) + "\n")
+    (tmp_path / "broken.jsonl").write_text(json.dumps({"id": PID, "text": "x"}) + "\n{not json\n")
+    (tmp_path / "outside.jsonl").write_text(json.dumps({"id": PID, "text": "x", "spans": [[0, 10**6]]}) + "\n")
+    return tmp_path
+
+
+BAD_CLI_CALLS = {  # case: (arguments; {folder} is the test's folder, message on stderr)
+    "missing column": ("deidentify {f}/people.csv --id person --reidentifier bm25 -o {f}/out.jsonl", "missing column"),
+    "missing table": ("deidentify {f}/nobody.csv --reidentifier bm25 -o {f}/out.jsonl", "nobody.csv"),
+    "too few people to train": ("deidentify {f}/people.csv {table} --k 2 -o {f}/out.jsonl", "needs no training"),
+    "k larger than the pool": ("deidentify {f}/people.csv {table} --k 50 --reidentifier bm25 -o {f}/out.jsonl", "k=50"),
+    "not a saved model": ("deidentify {f}/people.csv {table} --model {f} -o {f}/out.jsonl", "deidentifier.json"),
+    "redaction of a stranger": ("report {f}/stranger.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
+                                "'stranger' is not among the people"),
+    "broken JSON line": ("report {f}/broken.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out", "line 2"),
+    "spans outside the document": ("report {f}/outside.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out", "span"),
+}
+
+
+@pytest.mark.parametrize("arguments,message", BAD_CLI_CALLS.values(), ids=BAD_CLI_CALLS.keys())
+def test_bad_cli_call_exits_1_and_writes_nothing(folder, arguments, message):
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        status = main(arguments.format(f=folder, table=" ".join(TABLE)).split())
+    assert status == 1 and message in errors.getvalue(), errors.getvalue()
+    assert not (folder / "out.jsonl").exists() and not (folder / "out").exists()
