@@ -23,7 +23,7 @@ __all__ = ['logger', 'SPACY_MODEL', 'CONLL_FROM_ONTONOTES', 'NAME_LIKE_TYPES', '
            'SCRUBADUB_EXTRA_DETECTORS', 'IDF_BASELINES', 'BASELINES', 'profile_word_types', 'lexical_redact',
            'mask_character_spans', 'load_spacy', 'entity_spans', 'named_entity_redact', 'dataset_idf', 'idf_order',
            'mask_first_types', 'idf_redact', 'table_aware_order', 'idf_table_aware_redact', 'use_offline_tldextract',
-           'presidio_redact', 'scrubadub_redact', 'redact_people']
+           'presidio_engines', 'presidio_redact', 'scrubadub_redact', 'redact_people']
 
 # %% ../nbs/05_baselines.ipynb #c08ec772
 def profile_word_types(profile: Mapping[str, str], include_keys: bool = False) -> set[str]:
@@ -141,7 +141,7 @@ def use_offline_tldextract():
 
 # %% ../nbs/05_baselines.ipynb #0087fe34
 @functools.lru_cache(maxsize=None)
-def _presidio_engines(model: str = SPACY_MODEL):
+def presidio_engines(model: str = SPACY_MODEL):
     "Presidio analyzer (offline, spaCy `model`) and anonymizer, built once."
     use_offline_tldextract()
     analyzer_module, anonymizer = _require("presidio_analyzer"), _require("presidio_anonymizer")
@@ -162,7 +162,7 @@ def presidio_redact(documents: str | Sequence[str],
                     model: str = SPACY_MODEL) -> str | list[str]:
     "Presidio analyzer + anonymizer, each detected span's words replaced by `<mask>`; a string in, a string out."
     from presidio_anonymizer.entities import OperatorConfig
-    analyzer, anonymizer = _presidio_engines(model)
+    analyzer, anonymizer = presidio_engines(model)
     operator = {"DEFAULT": OperatorConfig("custom", {"lambda": _mask_words})}
     single = isinstance(documents, str)
     masked = []
