@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 # %% auto #0
-__all__ = ['SPAN_COLUMNS', 'SEQ_LABELS', 'gold_span_table', 'masks_from_decisions', 'RiskIndicator', 'MaskAll', 'document_folds',
-           'cross_validate', 'shared_tagger', 'fold_scorer', 'eq1_objective', 'token_f1_objective', 'fit_threshold',
-           'lm_probability_classifier', 'LMProbabilityIndicator', 'paper_span_features', 'with_paper_features',
-           'ReplayIndicator', 'span_embeddings', 'SpanClassifierIndicator', 'SequenceLabellingIndicator']
+__all__ = ['SPAN_COLUMNS', 'SEQ_LABELS', 'gold_span_table', 'detected_span_table', 'masks_from_decisions', 'RiskIndicator',
+           'MaskAll', 'document_folds', 'cross_validate', 'shared_tagger', 'fold_scorer', 'eq1_objective',
+           'token_f1_objective', 'fit_threshold', 'lm_probability_classifier', 'LMProbabilityIndicator',
+           'paper_span_features', 'with_paper_features', 'ReplayIndicator', 'span_embeddings',
+           'SpanClassifierIndicator', 'SequenceLabellingIndicator']
 
 # %% ../../nbs/34_risk_indicators.ipynb #4d084693
 import numpy as np
@@ -52,6 +53,18 @@ def gold_span_table(documents: Iterable[TabDocument], annotator: str | None = No
             first = rows.setdefault(key, [d.doc_id, m.start, m.end, m.span_text, m.entity_type, m.entity_id, m.identifier_type, False])
             first[7] = first[7] or m.needs_masking
     return pd.DataFrame(list(rows.values()), columns=SPAN_COLUMNS)
+
+def detected_span_table(documents: Iterable[TabDocument], detected: Mapping[str, Iterable[tuple[int, int, str]]], # doc_id -> (start, end, type)
+                       ) -> pd.DataFrame:
+    "The same columns for spans a recogniser found: no entity id (mentions group by text), identifier type and `mask` unknown (NA)."
+    texts = {d.doc_id: d.text for d in documents}
+    if unknown := sorted(set(detected) - set(texts)):
+        raise KeyError(f"detected spans of {len(unknown)} document(s) not given, e.g. {unknown[:3]}")
+    rows = [[doc_id, int(s), int(e), texts[doc_id][s:e], kind, "", pd.NA, pd.NA] for doc_id, found in detected.items() for s, e, kind in sorted(found)]
+    for doc_id, s, e, *_ in rows:
+        if not 0 <= s < e <= len(texts[doc_id]):
+            raise ValueError(f"document {doc_id!r}: detected span [{s}, {e}) is not inside its {len(texts[doc_id])} characters")
+    return pd.DataFrame(rows, columns=SPAN_COLUMNS)
 
 # %% ../../nbs/34_risk_indicators.ipynb #a383c6ba
 def masks_from_decisions(documents: Iterable[TabDocument], spans: pd.DataFrame, decisions: Sequence[bool]) -> Masks:
@@ -93,17 +106,19 @@ def document_folds(doc_ids: Iterable[str], n_folds: int = 5, seed: int = 0) -> l
     return [([ids[i] for i in train], [ids[i] for i in test]) for train, test in split]
 
 def cross_validate(make_indicator: Callable[[], RiskIndicator], docs: Sequence[TabDocument], spans: pd.DataFrame,
-                   folds: Sequence[tuple[list[str], list[str]]]) -> pd.DataFrame:
-    "`spans` plus out-of-fold `risk`, `decision`, `fold` and `threshold`, each fold's indicator fitted on its training folds."
-    by_id, out = {d.doc_id: d for d in docs}, []
+                   folds: Sequence[tuple[list[str], list[str]]],
+                   test_spans: pd.DataFrame | None = None, # the spans to decide on (default `spans`; Table 6: detected spans)
+                  ) -> pd.DataFrame:
+    "`test_spans` plus out-of-fold `risk`, `decision`, `fold` and `threshold`, each fold's indicator fitted on `spans` of its training folds."
+    by_id, out, test_spans = {d.doc_id: d for d in docs}, [], spans if test_spans is None else test_spans
     for k, (train_ids, test_ids) in enumerate(folds):
         if set(train_ids) & set(test_ids):
             raise ValueError(f"fold {k}: documents in both training and test parts")
         indicator = make_indicator().fit([by_id[i] for i in train_ids], spans[spans.doc_id.isin(train_ids)])
-        test_docs, test_spans = [by_id[i] for i in test_ids], spans[spans.doc_id.isin(test_ids)]
-        risk = np.asarray(indicator.risk(test_docs, test_spans), dtype=float)
-        out.append(test_spans.assign(risk=risk, decision=risk > indicator.threshold, fold=k, threshold=indicator.threshold))
-    return pd.concat(out).loc[spans.index]
+        test_docs, scored = [by_id[i] for i in test_ids], test_spans[test_spans.doc_id.isin(test_ids)]
+        risk = np.asarray(indicator.risk(test_docs, scored), dtype=float)
+        out.append(scored.assign(risk=risk, decision=risk > indicator.threshold, fold=k, threshold=indicator.threshold))
+    return pd.concat(out).loc[test_spans.index]
 
 # %% ../../nbs/34_risk_indicators.ipynb #16105cc9
 @functools.lru_cache(maxsize=4)
