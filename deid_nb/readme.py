@@ -49,6 +49,7 @@ RESULT_SECTIONS = {  # system → [(stem, title, caption, folded)], in the paper
         ("table3_recogniser_systems", "Table 3: the systems compared", "The recogniser beside spaCy and Presidio.", True),
         ("table6_row1_recogniser", "Table 6, first row — sanitizing with the recogniser alone", "TAB precision and recall when every detected span is masked.", False),
         ("table5_indicators", "Table 5 — the five privacy-risk indicators", "Each indicator as a masking decision, scored with the TAB metrics.", False),
+        ("table6_indicators", "Table 6 — the indicators on the spans the recogniser detects", "End to end: the recogniser finds the spans, each indicator (trained on gold spans) decides, the TAB metrics score.", False),
         ("fig3_logprobs_by_decision", "Figure 3 — LM log-probabilities by annotator decision", "Span log-probabilities under the language model, masked against kept spans.", False),
         ("table7_combinations", "Table 7 — combining indicators", "Pairs of indicators and the recogniser, scored with the TAB metrics.", False),
         ("table7_agreement", "Table 7: agreement between indicators", "How often two indicators make the same decision.", True),

@@ -19,10 +19,10 @@ import torch
 from rank_bm25 import BM25Okapi
 
 # %% auto #0
-__all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'RUN_SIZES', 'protected_name', 'masked_with_shift', 'perturbation_drops',
+__all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'PAPER_ROW', 'RUN_SIZES', 'protected_name', 'masked_with_shift', 'perturbation_drops',
            'cached_perturbation_drops', 'PerturbationIndicator', 'search_pages', 'LocalSearchEngine',
            'SearchHitsIndicator', 'combine_decisions', 'perturbed_documents', 'standard_indicators',
-           'cross_validated_decisions', 'RiskExperiment', 'run_risk_experiment']
+           'cross_validated_decisions', 'RiskExperiment', 'run_risk_experiment', 'detected_span_decisions']
 
 # %% ../../nbs/34b_context_indicators.ipynb #191739b7
 from ..causal_lm import edited_token_logprobs, load_causal_lm, tiny_causal_lm, token_logprobs
@@ -32,7 +32,7 @@ from ..reidentifier import bm25_tokens
 from ..encoders import TINY_ENCODER
 from .lm_scores import SurprisalWeights, document_scores, model_key, span_features
 from .risk_indicators import (LMProbabilityIndicator, MaskAll, ReplayIndicator, RiskIndicator, SequenceLabellingIndicator,
-                                             SpanClassifierIndicator, cross_validate, document_folds, fit_threshold, gold_span_table,
+                                             SpanClassifierIndicator, cross_validate, detected_span_table, document_folds, fit_threshold, gold_span_table,
                                              fold_scorer, token_f1_objective)
 from .tab_corpus import TabDocument, load_wiki_annotated
 from .tab_metrics import TabScorer
@@ -231,21 +231,39 @@ def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings:
         factories[f"web search (# of hits{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(engine, "hits", spacy_model=settings.get("spacy_model", "sm"), label=label)
     return factories
 
+# each of our rows -> the paper's row (Tables 5 and 6) it reproduces
+PAPER_ROW = {"mask all": "mask all",
+             "LM probabilities (logistic regression)": "LM probabilities (logistic regression)",
+             "LM probabilities (stacked ensemble)": "LM probabilities (AutoML)",
+             "LM probabilities replay (logistic regression)": "LM probabilities (logistic regression)",
+             "LM probabilities replay (stacked ensemble)": "LM probabilities (AutoML)",
+             "span classification": "span classification (AutoML)",
+             "perturbation": "perturbations (threshold ≈ 3.5)",
+             "sequence labelling (strict match)": "sequence labelling (RoBERTa, strict match)",
+             "sequence labelling (partial match)": "sequence labelling (RoBERTa, partial match)",
+             "web search (URL∩)": "web search (URL∩)", "web search (URL∩, bios left out)": "web search (URL∩)",
+             "web search (# of hits)": "web search (# of hits)", "web search (# of hits, bios left out)": "web search (# of hits)"}
+
 # %% ../../nbs/34b_context_indicators.ipynb #13e804c6
 def cross_validated_decisions(indicators: Mapping | Callable[[], Mapping], # name -> factory, or a function building that mapping (called only on a cache miss)
                               docs: Sequence[TabDocument], spans: pd.DataFrame, folds,
                               cache_name: str | None = None, # the settings and model that produced the indicators; None: no cache
-                              artifacts_dir=None) -> pd.DataFrame:
-    "Per span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
-    key = hashlib.sha256(json.dumps([spans[["doc_id", "start", "end"]].values.tolist(), folds], default=str).encode()).hexdigest()[:16]
+                              artifacts_dir=None,
+                              test_spans: pd.DataFrame | None = None, # decide on these (default `spans`; Table 6: detected spans)
+                             ) -> pd.DataFrame:
+    "Per (test) span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
+    located = lambda frame: frame[["doc_id", "start", "end"]].values.tolist()
+    key_parts = [located(spans), folds] + ([] if test_spans is None else [located(test_spans)])
+    key = hashlib.sha256(json.dumps(key_parts, default=str).encode()).hexdigest()[:16]
     path = get_artifacts_dir(artifacts_dir) / "sanitize_cv" / f"{cache_name}-{key}.csv"
+    scored = spans if test_spans is None else test_spans
     if cache_name and path.exists():
-        return pd.read_csv(path, keep_default_na=False).set_axis(spans.index)
-    out = spans[["doc_id", "start", "end"]].copy()
+        return pd.read_csv(path, keep_default_na=False).set_axis(scored.index)
+    out = scored[["doc_id", "start", "end"]].copy()
     for name, make in (indicators if isinstance(indicators, Mapping) else indicators()).items():
         get_logger(__name__).info("cross-validating %s", name)
         started = time.time()
-        cv = cross_validate(make, docs, spans, folds)
+        cv = cross_validate(make, docs, spans, folds, test_spans)
         out[name], out[f"{name} risk"], out[f"{name} threshold"], out["fold"] = cv.decision, cv.risk, cv.threshold, cv.fold
         out[f"{name} seconds"] = time.time() - started
         if name.startswith("sequence labelling"):
@@ -274,6 +292,8 @@ class RiskExperiment:
     scorer: TabScorer
     decisions: pd.DataFrame
     timings: dict = field(default_factory=dict)
+    cache_name: str = "" # names the run's cached decisions (empty: not cached)
+    data_dir: object = None
 
 # %% ../../nbs/34b_context_indicators.ipynb #8f5f6f1a
 def run_risk_experiment(profile: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None) -> RiskExperiment:
@@ -289,7 +309,24 @@ def run_risk_experiment(profile: str = "quick", overrides: Mapping | None = None
     weights, scorer = SurprisalWeights(model, tokenizer, texts), TabScorer(docs, spacy_model=settings["spacy_model"])
     timings["LM pass, tagger"] = time.time() - started
     name = "-".join(f"{k}={v}" for k, v in sorted(settings.items()) if k != "encoder_random_init")
+    cache_name = re.sub(r"[^\w.=-]+", "_", f"{profile}-{model_key(model)}-{name}-seed{seed}")
     decisions = cross_validated_decisions(lambda: standard_indicators(model, tokenizer, docs, settings, data_dir), docs, spans, folds,
-                                          cache_name=re.sub(r"[^\w.=-]+", "_", f"{profile}-{model_key(model)}-{name}-seed{seed}"))
+                                          cache_name=cache_name)
     timings |= {c.removesuffix(" seconds"): float(decisions[c].iloc[0]) for c in decisions.columns if c.endswith(" seconds")}
-    return RiskExperiment(settings, docs, spans, folds, model, tokenizer, weights, scorer, decisions, timings)
+    return RiskExperiment(settings, docs, spans, folds, model, tokenizer, weights, scorer, decisions, timings, cache_name, data_dir)
+
+# %% ../../nbs/34b_context_indicators.ipynb #7418781e
+def detected_span_decisions(run: RiskExperiment,
+                            detected: Mapping[str, Sequence[tuple[int, int, str]]], # doc_id -> the recogniser's (start, end, type)
+                            names: Sequence[str] | None = None, # indicators to run (default: every one but the replays)
+                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    "(detected spans with LM features, each indicator's out-of-fold decisions on them, fitted on the gold training spans)."
+    texts = {d.doc_id: d.text for d in run.docs}
+    spans = span_features(detected_span_table(run.docs, detected), texts, document_scores(run.model, run.tokenizer, texts))
+    def indicators():
+        every = standard_indicators(run.model, run.tokenizer, run.docs, run.settings, run.data_dir)
+        return {k: make for k, make in every.items() if (k in names if names is not None else "replay" not in k)}
+    chosen = hashlib.sha256(json.dumps(sorted(names)).encode()).hexdigest()[:8] if names is not None else "all"
+    decisions = cross_validated_decisions(indicators, run.docs, run.spans, run.folds, test_spans=spans,
+                                          cache_name=f"{run.cache_name}-detected-{chosen}" if run.cache_name else None)
+    return spans, decisions

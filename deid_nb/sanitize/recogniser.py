@@ -22,10 +22,10 @@ import torch
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
 # %% auto #0
-__all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'LABELS', 'LABEL_IDS', 'spacy_tab_entities',
-           'normalise_phrase', 'gazetteer_phrases', 'Gazetteer', 'build_gazetteer', 'gazetteer_matches',
-           'longest_spans', 'silver_spans', 'bio_labels', 'decode_spans', 'RecogniserConfig', 'recogniser_cache_key',
-           'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
+__all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'LABELS', 'LABEL_IDS', 'RECOGNISER_RUN_SIZES',
+           'spacy_tab_entities', 'normalise_phrase', 'gazetteer_phrases', 'Gazetteer', 'build_gazetteer',
+           'gazetteer_matches', 'longest_spans', 'silver_spans', 'bio_labels', 'decode_spans', 'RecogniserConfig',
+           'recogniser_cache_key', 'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32_recogniser.ipynb #5b69ee14
 from ..core import get_artifacts_dir, get_logger, seed_everything, sha256_of, stopwords_english
@@ -176,6 +176,9 @@ class RecogniserConfig:
     spacy_model: str = "md"              # the generic NER model of the silver corpus
     seed: int = 0
     random_init: dict | None = None      # tests: a randomly initialised encoder with these config overrides
+
+RECOGNISER_RUN_SIZES = {"quick": RecogniserConfig(max_documents=32, epochs=1, max_length=48),  # the experiments' quick profile: a throw-away recogniser
+                        "default": RecogniserConfig()}
 
 def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
     "Hash of the config, the data digest and the source of the code that builds the silver corpus and trains: the cache folder's name."
