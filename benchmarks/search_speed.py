@@ -5,7 +5,7 @@ All searches run on the same re-identifier and the same test documents (each cut
 `long_documents="truncate"`). Each search runs once per document, to the largest K; every smaller K is read off its
 trajectory (`Deidentified.text_at_k`) and its rank is re-verified by scoring the text again.
 
-    DEID_NB_DATA=/work/shared/data .venv/bin/python benchmarks/search_speed.py --n-docs 20 --ks 1 10 --output speed.json
+    DEID_NB_DATA=/work/shared/data .venv/bin/python benchmarks/search_speed.py --n-docs 20 --k-values 1 10 --output speed.json
 
 The approximate search uses `--ranking` ("auto" by default: the model's best white-box estimate, the last-layer one for
 BERT-style bi-encoders) with a shortlist of `--top-m` candidates per step and pruning as `--prune` says (auto: the ranking's
@@ -62,11 +62,11 @@ def timed(people, reidentifier, max_k: int, one_at_a_time: bool, **search):
     return results, time.perf_counter() - started
 
 
-def per_k_rows(label: str, results, reidentifier, ks) -> list[dict]:
+def per_k_rows(label: str, results, reidentifier, k_values) -> list[dict]:
     "% of words masked (document average), share of documents certified, and re-verified ranks at each K."
     originals, ids = [r.trajectories[0].document for r in results], [r.certificate.person_id for r in results]
     rows = []
-    for k in ks:
+    for k in k_values:
         texts = [r.text_at_k(k) for r in results]
         verified = reidentifier.ranks(texts, ids)
         rows.append(dict(search=label, k=k, percent_masked=percent_masked(texts, originals), certified=float(np.mean(verified >= k)),
@@ -79,15 +79,15 @@ def same_steps(a, b) -> bool:
     return [(s.word, s.positions, s.rank) for s in a.steps] == [(s.word, s.positions, s.rank) for s in b.steps]
 
 
-def measure(reidentifier, people, ks, ranking: str = "auto", top_m: int | None = None, prune: str = "auto",
+def measure(reidentifier, people, k_values, ranking: str = "auto", top_m: int | None = None, prune: str = "auto",
             batch_size: int = 256, stock: bool = True, one_at_a_time: bool = True, fast: bool = True) -> dict:
-    "Run every search on `people` to max(ks); {'speed': rows, 'per_k': rows, 'exact_equals_stock': n or None, ...}."
-    max_k, ranking = max(ks), resolve_ranking(reidentifier, ranking)
+    "Run every search on `people` to max(k_values); {'speed': rows, 'per_k': rows, 'exact_equals_stock': n or None, ...}."
+    max_k, ranking = max(k_values), resolve_ranking(reidentifier, ranking)
     defaults = approximate_defaults(ranking)
     top_m = defaults["top_m"] if top_m is None else top_m
     pruned = prune == "yes" or (prune == "auto" and defaults["prune"])
     label = f"approximate ({ranking}, top_m={top_m}{', pruned' if pruned else ''})"
-    approximate = dict(search="approximate", ranking=ranking, top_m=top_m, prune=list(ks) if pruned else False, batch_size=batch_size)
+    approximate = dict(search="approximate", ranking=ranking, top_m=top_m, prune=list(k_values) if pruned else False, batch_size=batch_size)
     runs = {}
     if stock:
         runs["textattack greedy"] = timed(people, reidentifier, max_k, True, search=textattack_search, batch_size=batch_size)
@@ -103,10 +103,10 @@ def measure(reidentifier, people, ks, ranking: str = "auto", top_m: int | None =
                   model_calls_per_doc=float(np.mean([sum(t.model_calls for t in r.trajectories) for r in results])),
                   certified_at_max_k=float(np.mean([r.certificate.goal_met for r in results])))
              for name, (results, seconds) in runs.items()]
-    per_k = [row for name, (results, _) in runs.items() for row in per_k_rows(name, results, reidentifier, ks)]
+    per_k = [row for name, (results, _) in runs.items() for row in per_k_rows(name, results, reidentifier, k_values)]
     equal = (sum(same_steps(a.trajectories[0], b.trajectories[0]) for a, b in zip(runs["textattack greedy"][0], runs["exact greedy"][0]))
              if stock else None)
-    return {"reidentifier": repr(reidentifier), "documents": len(people), "ks": list(ks), "torch_threads": torch.get_num_threads(),
+    return {"reidentifier": repr(reidentifier), "documents": len(people), "k_values": list(k_values), "torch_threads": torch.get_num_threads(),
             "reference": "textattack greedy" if stock else "exact greedy", "exact_equals_stock": equal, "speed": speed, "per_k": per_k}
 
 
@@ -117,10 +117,10 @@ def main():
                         help=f"registry name ({sorted(REIDENTIFIERS)}) or 'zero_shot'; the zero-shot MiniLM if not trained yet")
     parser.add_argument("--n-docs", type=int, default=12, help="the first N test documents")
     parser.add_argument("--max-people", type=int, default=None, help="candidate pool: the dataset's first N people (default: all)")
-    parser.add_argument("--ks", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--k-values", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--top-m", type=int, default=None, help="shortlist size (default: 1 for the last-layer ranking, else 3)")
     parser.add_argument("--prune", choices=["auto", "yes", "no"], default="auto",
-                        help="prune the approximate masks at every K of --ks (auto: as the search's default for its ranking)")
+                        help="prune the approximate masks at every K of --k-values (auto: as the search's default for its ranking)")
     parser.add_argument("--ranking", default="auto", choices=list(APPROXIMATE_RANKINGS))
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--threads", type=int, default=1,
@@ -135,8 +135,8 @@ def main():
     reidentifier, model_note = load_model(args.model, dataset)
     people = dataset.split("test")[:args.n_docs]
     print(f"re-identifier: {reidentifier!r} ({model_note}); {len(people)} {args.dataset} test documents (cut to the model's window), "
-          f"K up to {max(args.ks)}, torch threads {args.threads}", flush=True)
-    results = measure(reidentifier, people, args.ks, args.ranking, args.top_m, args.prune, args.batch_size,
+          f"K up to {max(args.k_values)}, torch threads {args.threads}", flush=True)
+    results = measure(reidentifier, people, args.k_values, args.ranking, args.top_m, args.prune, args.batch_size,
                       not args.skip_stock, not args.skip_single, not args.skip_fast)
     results.update(dataset=args.dataset, model=args.model, model_note=model_note)
     if results["exact_equals_stock"] is not None:

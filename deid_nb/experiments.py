@@ -55,9 +55,9 @@ def outputs_dir(profile: str | object, artifacts_dir=None, figures_dir=None) -> 
     path.mkdir(parents=True, exist_ok=True)
     return path
 
-def results_dir(dataset: str, profile: str | object, artifacts_dir=None) -> Path:
-    "`artifacts/results/{dataset}/{profile}/`, created."
-    path = get_artifacts_dir(artifacts_dir) / "results" / safe_name(dataset, "dataset name") / safe_name(profile_name(profile), "profile")
+def results_dir(dataset_name: str, profile: str | object, artifacts_dir=None) -> Path:
+    "`artifacts/results/{dataset_name}/{profile}/`, created."
+    path = get_artifacts_dir(artifacts_dir) / "results" / safe_name(dataset_name, "dataset name") / safe_name(profile_name(profile), "profile")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -70,10 +70,10 @@ def markdown_table(table: pd.DataFrame, digits: int = 1) -> str:
 
 # %% ../nbs/07_experiments.ipynb #67ad9ad7
 def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it first to keep it)
-               stem: str, # file name without extension, e.g. "table1"; the dataset is appended
-               dataset: str, profile: str | object, digits: int = 1, outputs=None) -> tuple[Path, Path]:
-    "Write `{stem}_{dataset}.csv` and `.md` atomically into the profile's outputs folder; returns both paths."
-    folder, stem = Path(outputs) if outputs else outputs_dir(profile), safe_name(f"{stem}_{dataset}", "table name")
+               stem: str, # file name without extension, e.g. "table1"; the dataset name is appended
+               dataset_name: str, profile: str | object, digits: int = 1, outputs=None) -> tuple[Path, Path]:
+    "Write `{stem}_{dataset_name}.csv` and `.md` atomically into the profile's outputs folder; returns both paths."
+    folder, stem = Path(outputs) if outputs else outputs_dir(profile), safe_name(f"{stem}_{dataset_name}", "table name")
     csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
     with atomic_write(csv_path, encoding="utf-8") as f:
         table.to_csv(f, index=False)
@@ -81,9 +81,9 @@ def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it 
         f.write(markdown_table(table, digits))
     return csv_path, md_path
 
-def save_figure(figure, stem: str, dataset: str, profile: str | object, outputs=None, dpi: int = 150) -> Path:
-    "Save a matplotlib figure as `{stem}_{dataset}.png` (atomically, no software metadata) into the outputs folder."
-    path = (Path(outputs) if outputs else outputs_dir(profile)) / f"{safe_name(f'{stem}_{dataset}', 'figure name')}.png"
+def save_figure(figure, stem: str, dataset_name: str, profile: str | object, outputs=None, dpi: int = 150) -> Path:
+    "Save a matplotlib figure as `{stem}_{dataset_name}.png` (atomically, no software metadata) into the outputs folder."
+    path = (Path(outputs) if outputs else outputs_dir(profile)) / f"{safe_name(f'{stem}_{dataset_name}', 'figure name')}.png"
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     return path

@@ -97,9 +97,9 @@ def entry_markdown(figures_dir: Path, stem: str, title: str, caption: str, folde
     return f"<details><summary><b>{title}</b></summary>\n\n{body}\n\n</details>\n" if folded else f"#### {title}\n\n{body}\n"
 
 # %% ../nbs/08b_readme.ipynb #6dfb3577
-def headline_markdown(figures_dir: Path, dataset: str = "wikibio_2000") -> str:
-    "The headline table from `table2_{dataset}.csv` and Figure 2 ('' if Table 2 has not been run)."
-    path = Path(figures_dir) / f"table2_{dataset}.csv"
+def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> str:
+    "The headline table from `table2_{dataset_name}.csv` and Figure 2 ('' if Table 2 has not been run)."
+    path = Path(figures_dir) / f"table2_{dataset_name}.csv"
     if not path.exists():
         return ""
     table, rows = pd.read_csv(path), []
@@ -109,8 +109,8 @@ def headline_markdown(figures_dir: Path, dataset: str = "wikibio_2000") -> str:
         at = table[table.level == level].set_index("method")
         rows.append([level] + [cell(at.loc[m]) if m in at.index else "not reached" for m in methods])
     frame = pd.DataFrame(rows, columns=["ensemble re-identification"] + methods)
-    figure = Path(figures_dir) / f"fig2_pareto_{dataset}.png"
-    return "\n".join([f"**Words masked to bring re-identification under each level, {DATASET_TITLES.get(dataset, dataset)} — ours (paper's):**", "",
+    figure = Path(figures_dir) / f"fig2_pareto_{dataset_name}.png"
+    return "\n".join([f"**Words masked to bring re-identification under each level, {DATASET_TITLES.get(dataset_name, dataset_name)} — ours (paper's):**", "",
                       frame.to_markdown(index=False), "", f"![Figure 2: privacy against utility](figures/{figure.name})" if figure.exists() else ""]).strip() + "\n"
 
 # %% ../nbs/08b_readme.ipynb #dc898be1

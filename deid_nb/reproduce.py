@@ -61,9 +61,9 @@ class RunPlan:
         "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets."
         return [(e.path, d) for e in self.experiments for d in e.datasets if self.datasets is None or d in self.datasets]
 
-    def output_path(self, notebook: Path, dataset: str) -> Path:
-        "Where the executed copy of `notebook` for `dataset` is kept."
-        return Path(self.runs_dir) / self.profile / f"{notebook.stem}__{dataset}.ipynb"
+    def output_path(self, notebook: Path, dataset_name: str) -> Path:
+        "Where the executed copy of `notebook` for `dataset_name` is kept."
+        return Path(self.runs_dir) / self.profile / f"{notebook.stem}__{dataset_name}.ipynb"
 
 # %% ../nbs/09_reproduce.ipynb #97cf52fd
 class ReproduceError(RuntimeError):

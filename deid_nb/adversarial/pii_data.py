@@ -163,11 +163,11 @@ def annotated_sentences(documents: Sequence[tuple[str, str, Sequence[tuple[int, 
     return [s for (doc_id, _, spans), doc in zip(documents, docs) for s in tag_document(doc_id, doc, spans, max_tokens)]
 
 # %% ../../nbs/50_pii_data.ipynb #eb2c8d3a
-def silver_splits(dataset: str, # a name known to `deid_nb.data.load_dataset`
+def silver_splits(dataset_name: str, # a name known to `deid_nb.data.load_dataset`
                   people: dict[str, int], # split -> how many of its people (the first n)
                   max_tokens: int = 64, artifacts_dir=None) -> dict[str, list[TaggedSentence]]:
     "Silver-tagged sentences of the first `n` people of each split."
-    data = load_dataset(dataset)
+    data = load_dataset(dataset_name)
     return {split: silver_sentences(data.split(split)[:n], max_tokens, artifacts_dir=artifacts_dir) for split, n in people.items()}
 
 def tab_gold_sentences(documents: Sequence[TabDocument] | None = None, # None: the 100 wiki_annotated biographies

@@ -102,14 +102,14 @@ def annotated_documents(documents: Sequence[TabDocument], source: str = "wiki_an
 # %% ../../nbs/42_redaction_alignment.ipynb #5774c330
 TRACKS = ("wikibio_2000", "wiki_annotated")
 
-def target_documents(dataset: str, # "wikibio_2000" (spaCy entities) or "wiki_annotated" (manual DIRECT+QUASI)
+def target_documents(dataset_name: str, # "wikibio_2000" (spaCy entities) or "wiki_annotated" (manual DIRECT+QUASI)
                      n: int | None = None, data_dir=None) -> list[MaskedDocument]:
     "The masked documents of a track: its first `n` targets (all with None)."
-    if dataset == "wikibio_2000":
+    if dataset_name == "wikibio_2000":
         return spacy_entity_documents(load_dataset("wikibio_2000", data_dir=data_dir).split("test")[:n], "wikibio_2000")
-    if dataset == "wiki_annotated":
+    if dataset_name == "wiki_annotated":
         return annotated_documents(load_wiki_annotated(data_dir)[:n])
-    raise ValueError(f"unknown infilling track {dataset!r}; choose one of {TRACKS}")
+    raise ValueError(f"unknown infilling track {dataset_name!r}; choose one of {TRACKS}")
 
 # %% ../../nbs/42_redaction_alignment.ipynb #1c7fb643
 RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")

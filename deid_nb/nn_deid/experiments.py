@@ -122,11 +122,11 @@ def run_size(profile: str | RunSize, # "quick", "default", or a RunSize (passed 
     return _run_size(RUN_SIZES, profile, overrides)
 
 # %% ../../nbs/18_experiments.ipynb #08194523
-def experiment_dataset(dataset: str, # "wikibio_2000", "wikibio_mini", "synthetic", …
+def experiment_dataset(dataset_name: str, # "wikibio_2000", "wikibio_mini", "synthetic", …
                        profile: str | RunSize = "quick", # caps the candidate pool (`max_people`)
                        data_dir=None) -> PeopleDataset:
     "The dataset of an experiment: `load_dataset` with the profile's `max_people`."
-    return load_dataset(dataset, data_dir=data_dir, max_people=run_size(profile).max_people)
+    return load_dataset(dataset_name, data_dir=data_dir, max_people=run_size(profile).max_people)
 
 def evaluation_people(data: PeopleDataset, n: int | None = None, split: str = "test") -> list[Person]:
     "The first `n` people of `split` (all with `n=None`); an error when the split is empty."
@@ -165,21 +165,21 @@ def model_key(reidentifier) -> str:
     return f"{reidentifier.name}:{Path(str(getattr(reidentifier, 'trained_in', None) or 'untrained')).name}"
 
 def cached_redaction(people: Sequence[Person], method: str, # a key of deid_nb.baselines.BASELINES
-                     dataset: str, profile: str | RunSize,
+                     dataset_name: str, profile: str | RunSize,
                      idf: dict | None = None, # IDF weights (the IDF baselines)
                      **params) -> dict[str, str]:
     "`redact_people(people, method, idf, **params)`: {person_id: masked text}, cached under `results_dir`."
     settings = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
-    path = results_dir(dataset, profile) / f"masked_{method}{'_' + settings if settings else ''}_{results_key(people, sorted(params.items()))}.json"
+    path = results_dir(dataset_name, profile) / f"masked_{method}{'_' + settings if settings else ''}_{results_key(people, sorted(params.items()))}.json"
     return cached_json(path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(profile).reuse_cache)
 
 # %% ../../nbs/18_experiments.ipynb #967b08d1
-def _results_cache(reidentifier, dataset: str, profile, search: str, max_k: int, search_kwargs: dict) -> Path:
+def _results_cache(reidentifier, dataset_name: str, profile, search: str, max_k: int, search_kwargs: dict) -> Path:
     identity = [model_key(reidentifier), search, max_k, sorted(search_kwargs.items()), results_key([])]
     if search == "approximate":
         identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
     key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]
-    return results_dir(dataset, profile) / f"nn_deid_{reidentifier.name}_{search}_k{max_k}_{key}.json"
+    return results_dir(dataset_name, profile) / f"nn_deid_{reidentifier.name}_{search}_k{max_k}_{key}.json"
 
 def _read_results(path: Path, reuse: bool) -> dict:
     "The cached results at `path` ({} when absent, not reused, or unreadable)."
@@ -193,14 +193,14 @@ def _read_results(path: Path, reuse: bool) -> dict:
 # %% ../../nbs/18_experiments.ipynb #52ef99d9
 def nn_deid_results(people: Sequence[Person], # whose documents to de-identify (ids must be candidates of the model)
                     reidentifier, # the model NN DeID hides from
-                    dataset: str, profile: str | RunSize,
+                    dataset_name: str, profile: str | RunSize,
                     max_k: int, # search each document until rank ≥ max_k; every smaller K is read off the same search
                     search: str = "approximate", # a search of deid_nb.nn_deid.deidentify.SEARCHES
                     chunk: int = 10, # documents de-identified together and cached at once
                     progress: bool = True, **search_kwargs) -> list[Deidentified]:
     "One `deidentify` result per person (truncated documents), searched once and cached per document."
     search_kwargs = {"prune": False, **search_kwargs} if search == "approximate" else search_kwargs
-    path = _results_cache(reidentifier, dataset, profile, search, max_k, search_kwargs)
+    path = _results_cache(reidentifier, dataset_name, profile, search, max_k, search_kwargs)
     cache = _read_results(path, run_size(profile).reuse_cache)
     missing = [p for p in people if cache.get(p.person_id, {}).get("trajectories", [{}])[0].get("document") != p.document]
     for start in tqdm(range(0, len(missing), chunk), desc=f"NN DeID ({reidentifier.name})", disable=not progress or not missing):

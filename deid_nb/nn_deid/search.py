@@ -357,14 +357,14 @@ class _Pruning:
 
 # %% ../../nbs/15_search.ipynb #cb0e6081
 def prune_trajectories(trajectories: Sequence[Trajectory], reidentifier: Reidentifier,
-                       ks: Iterable[int] | None = None, # the Ks to prune for (None: each trajectory's max_k)
+                       k_values: Iterable[int] | None = None, # the Ks to prune for (None: each trajectory's max_k)
                        batch_size: int | None = 256, # documents per `score` call
                       ) -> list[Trajectory]:
     "Record in each trajectory, for each K it reached, its masks for K without those not needed for K (in place; returned)."
     jobs = []
     for t in trajectories:
         units, column = Units.of(t.document), int(reidentifier.columns([t.true_id])[0])
-        for k in ([t.max_k] if ks is None else ks):
+        for k in ([t.max_k] if k_values is None else k_values):
             step = None if k is None else t.step_for_k(k)
             if step:  # None: K never reached; 0: nothing masked
                 groups = [s.positions for s in t.steps[:step]]
