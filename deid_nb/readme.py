@@ -41,6 +41,7 @@ RESULT_SECTIONS = {  # system → [(stem, title, caption, folded)], in the paper
         ("reidentifier_levers", "Measurement: the re-identifier's levers", "What each training choice does to top-1 accuracy (the library's defaults come from here).", True),
         ("reidentifier_levers_conditions", "Measurement: the levers by condition", "The same, per masking condition.", True),
         ("lexical_channel_grid", "Measurement: the hybrid's lexical channel", "Validation top-1 over the lexical weight grid and term sets.", True),
+        ("adversary_comparison", "Measurement: NN DeID against different adversaries", "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each re-identifier.", True),
         ("search_speed", "Measurement: search speed", "Documents per minute and model calls of each search, and their masks.", True),
         ("search_speed_per_k", "Measurement: search speed per K", "% masked and certificates met at each K, per search.", True)],
     "Sanitization with privacy-risk indicators (Papadopoulou, Yu, Lison & Øvrelid, 2022)": [
@@ -65,11 +66,10 @@ RESULT_SECTIONS = {  # system → [(stem, title, caption, folded)], in the paper
     "Adversarial privacy-preserving representations (Friedrich, Köhn, Wiedemann & Biemann, 2019)": [
         ("adversarial_table2", "Table 2 — the de-identification tagger", "Token-level F1 of the BiLSTM-CRF tagger with each representation.", False),
         ("adversarial_fig4", "Figure 4 — neighbours in the representation", "How often a word's nearest neighbours reveal it, as the noise grows.", False),
-        ("adversarial_fig4_neighbours", "Figure 4's leaked neighbours", "Examples.", True),
+        ("adversarial_fig4_neighbours", "Figure 4's leaked neighbours", "How many of a PII word's 100 nearest neighbours contain the word, and how many words share a spaCy vector.", True),
         ("adversarial_fig5", "Figure 5 — adversarial training", "Tagger F1 and the adversary's accuracy over training.", False),
-        ("adversarial_fig5_f1", "Figure 5: tagger F1", "Per epoch.", True),
-        ("adversarial_fig5_adversary", "Figure 5: the adversary", "Per epoch.", True),
-        ("adversary_comparison", "Adversaries compared", "Each adversary against each representation.", True)],
+        ("adversarial_fig5_f1", "Figure 5: tagger F1", "Silver test F1 of the tagger reading each trained representation, and the epochs each phase ran.", True),
+        ("adversarial_fig5_adversary", "Figure 5: the retrained adversary", "Held-out accuracy (95% CI) of a fresh adversary trained on each frozen representation, with the two controls.", True)],
     "The privacy report card": [
         ("report_card", "Every redaction against every attack", "% masked, ensemble re-identification (95% CI), spans restored by infilling and re-identification after it, certificates met.", False)],
 }
