@@ -170,7 +170,8 @@ BAD_CLI_CALLS = {  # case: (arguments; {folder} is the test's folder, message on
     "redaction of a stranger": ("report {f}/stranger.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
                                 "'stranger' is not among the people"),
     "broken JSON line": ("report {f}/broken.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out", "line 2"),
-    "spans outside the document": ("report {f}/outside.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out", "span"),
+    "spans outside the document": ("report {f}/outside.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
+                                   "'spans' must be [start, end] character pairs inside the original"),
 }
 
 

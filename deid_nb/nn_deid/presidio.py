@@ -7,14 +7,10 @@ from __future__ import annotations
 from typing import Callable
 from fastcore.basics import patch
 from presidio_analyzer import EntityRecognizer, RecognizerResult
-from ..core import get_logger
 from .deidentifier import Deidentifier
 
 # %% auto #0
-__all__ = ['logger', 'NNDeidRecognizer']
-
-# %% ../../nbs/19b_presidio.ipynb #1fb3b983
-logger = get_logger("deid_nb.nn_deid.presidio")
+__all__ = ['NNDeidRecognizer']
 
 # %% ../../nbs/19b_presidio.ipynb #3148e07b
 class NNDeidRecognizer(EntityRecognizer):
