@@ -121,22 +121,24 @@ def _cut_beam(text: str) -> str:
 
 # %% ../../nbs/43_infillers.ipynb #b2a75253
 class LMInfiller:
-    "Causal-LM infiller: copy candidates ∪ beams, re-ranked by log p(right context | passages + left context + hypothesis)."
+    "Causal-LM infiller: copy candidates ∪ beams, re-ranked by log p(hypothesis, right context | passages + left context)."
     name = "lm"
     def __init__(self, model, tokenizer, copy: CopyInfiller | None = None, # candidate source (None: a default CopyInfiller)
                  n_copy: int = 8, # best copy candidates kept as hypotheses
                  beams: int = 4, # LM beams added as hypotheses (0: none)
                  max_new_tokens: int = 8, right_tokens: int = 12, # right-context tokens scored
-                 copy_weight: float = 0.0, # nats added per unit of copy score (0: the right-context likelihood alone)
+                 hypothesis_weight: float = 1.0, # weight of log p(hypothesis | prompt) (1: joint likelihood; 0: right context alone)
+                 copy_weight: float = 0.0, # nats added per unit of copy score (0: the LM alone)
                  max_prompt_tokens: int = 768, batch_size: int = 16):
         self.model, self.tokenizer, self.copy, self.copy_weight = model.eval(), tokenizer, copy or CopyInfiller(), copy_weight
+        self.hypothesis_weight = hypothesis_weight
         self.n_copy, self.beams, self.max_new_tokens, self.right_tokens = n_copy, beams, max_new_tokens, right_tokens
         self.max_prompt_tokens, self.batch_size = max_prompt_tokens, batch_size
 
     def __repr__(self):
         model = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
         return (f"LMInfiller(model={model!r}, n_copy={self.n_copy}, beams={self.beams}, "
-                f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, copy_weight={self.copy_weight})")
+                f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight})")
 
 # %% ../../nbs/43_infillers.ipynb #c65e7ebe
 @patch
@@ -165,28 +167,28 @@ def generate_beams(self: LMInfiller, prompt: list[int]) -> list[str]:
 # %% ../../nbs/43_infillers.ipynb #bb006b05
 @patch
 @torch.no_grad()
-def right_context_logprobs(self: LMInfiller, prompt: list[int], hypotheses: Sequence[str], # written after the prompt (with their leading space)
-                           right: str) -> np.ndarray:
-    "Sum of log p(right-context tokens | prompt + hypothesis) per hypothesis; the prompt's cache is computed once and shared."
+def continuation_logprobs(self: LMInfiller, prompt: list[int], hypotheses: Sequence[str], # written after the prompt (with their leading space)
+                          right: str) -> tuple[np.ndarray, np.ndarray]:
+    "Per hypothesis: log p(hypothesis | prompt) and log p(right-context tokens | prompt + hypothesis); the prompt's cache is shared."
     device = next(self.model.parameters()).device
     right_ids = self._ids(right)[:self.right_tokens] or [self.tokenizer.eos_token_id]
     prefix = self.model(input_ids=torch.tensor([prompt], device=device), use_cache=True)
-    scores = []
+    first = prefix.logits[0, -1].float().log_softmax(-1)  # the distribution of each hypothesis's first token
+    own, scores = [], []
     for b in range(0, len(hypotheses), self.batch_size):
         batch = [self._ids(h) or [self.tokenizer.eos_token_id] for h in hypotheses[b:b + self.batch_size]]
-        width = max(len(h) for h in batch) + len(right_ids)
-        ids = torch.full((len(batch), width), self.tokenizer.pad_token_id, dtype=torch.long, device=device)
-        mask = torch.zeros(len(batch), len(prompt) + width, dtype=torch.long, device=device)
+        ids = torch.full((len(batch), max(len(h) for h in batch) + len(right_ids)), self.tokenizer.pad_token_id, dtype=torch.long, device=device)
+        mask = torch.zeros(len(batch), len(prompt) + ids.shape[1], dtype=torch.long, device=device)
         for row, h in enumerate(batch):
-            ids[row, :len(h) + len(right_ids)] = torch.tensor(h + right_ids)
-            mask[row, :len(prompt) + len(h) + len(right_ids)] = 1
+            ids[row, :len(h) + len(right_ids)], mask[row, :len(prompt) + len(h) + len(right_ids)] = torch.tensor(h + right_ids), 1
         cache = deepcopy(prefix.past_key_values)
         cache.batch_repeat_interleave(len(batch))
         logp = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits.float().log_softmax(-1)
         for row, h in enumerate(batch):
-            positions = torch.arange(len(h) - 1, len(h) - 1 + len(right_ids), device=device)
-            scores.append(float(logp[row, positions, torch.tensor(right_ids, device=device)].sum()))
-    return np.array(scores)
+            picked = logp[row, torch.arange(len(h) - 1 + len(right_ids), device=device), ids[row, 1:len(h) + len(right_ids)]]
+            own.append(float(first[h[0]] + picked[:len(h) - 1].sum()))
+            scores.append(float(picked[len(h) - 1:].sum()))
+    return np.array(own), np.array(scores)
 
 # %% ../../nbs/43_infillers.ipynb #832b80cc
 @patch
@@ -201,13 +203,14 @@ def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], 
 
 @patch
 def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> str:
-    "The hypothesis maximising log p(right context | prompt + hypothesis) + copy_weight × copy score ('' when none)."
+    "The hypothesis maximising hypothesis_weight × log p(hypothesis | prompt) + log p(right | prompt + hypothesis) + copy_weight × copy score."
     prompt = self.prompt_ids(context, passages)
     found = self.hypotheses(context, passages, prompt)
     if not found:
         return ""
     space = context.left[len(context.left.rstrip()):]
-    scores = self.right_context_logprobs(prompt, [space + h for h in found], context.right) + self.copy_weight * np.array(list(found.values()))
+    own, right = self.continuation_logprobs(prompt, [space + h for h in found], context.right)
+    scores = self.hypothesis_weight * own + right + self.copy_weight * np.array(list(found.values()))
     return list(found)[int(np.argmax(scores))]
 
 # %% ../../nbs/43_infillers.ipynb #52dc3784
