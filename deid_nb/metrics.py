@@ -141,6 +141,7 @@ def _originals(texts: Mapping[str, str], people: Iterable[Person]) -> list[str]:
             raise TypeError(f"person {pid}: the text to evaluate is a {type(text).__name__}, not a string")
     return [by_id[pid] for pid in texts]
 
+# %% ../nbs/06_metrics.ipynb #54e87bef
 def evaluate_texts(texts: Mapping[str, str],  # {person_id: text standing for that person's document}
                    people: Iterable[Person],  # the people (originals); at least those in `texts`
                    reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],

@@ -1,4 +1,5 @@
 """The layout shows the architecture: one idea per module, imports at the top, and arrows only to earlier chapters."""
+import json
 import re
 from pathlib import Path
 
@@ -62,3 +63,20 @@ def test_each_system_is_a_subpackage():
     assert (PACKAGE / "nn_deid" / "__init__.py").exists()
     for gone in ("analysis.py", "index.py", "search.py", "search_textattack.py", "model.py", "training.py"):
         assert not (PACKAGE / gone).exists(), gone
+
+
+def _library_chapters() -> list[dict]:
+    "The cells of every notebook that exports a module (the textbook), not the experiments."
+    books = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "nbs").glob("*.ipynb"))]
+    return [nb for nb in books if any("".join(c["source"]).lstrip().startswith("#| default_exp") for c in nb["cells"])]
+
+
+def test_textbook_cells_stay_short():
+    "At most 10% of exported cells run over 20 lines (the directive aside), and no markdown cell of a chapter over 400 words."
+    chapters = _library_chapters()
+    exported = [c for nb in chapters for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).startswith("#| export")]
+    long = [c for c in exported if len("".join(c["source"]).split("\n")) - 1 > 20]
+    assert len(exported) > 400, "the reader found too few exported cells"
+    assert len(long) <= 0.10 * len(exported), f"{len(long)} of {len(exported)} exported cells are over 20 lines"
+    words = max(len("".join(c["source"]).split()) for nb in chapters for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert words <= 400, f"a chapter's markdown cell has {words} words"

@@ -201,6 +201,7 @@ def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], 
         found = [h for h in found if len(re.findall(r"\w+", h)) == context.n_words] or found
     return {h: copy_scores.get(h, 0.0) for h in found}
 
+# %% ../../nbs/43_infillers.ipynb #30e94a16
 @patch
 def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> str:
     "The hypothesis maximising hypothesis_weight × log p(hypothesis | prompt) + log p(right | prompt + hypothesis) + copy_weight × copy score."

@@ -279,6 +279,7 @@ RUN_SIZES = {
                     perturb_chars=None, perturb_docs=23),
 }
 
+# %% ../../nbs/34b_context_indicators.ipynb #dfa0bc46
 @dataclass
 class RiskExperiment:
     "Everything a sanitization table needs: documents, spans (with LM features), folds, model, weighting, scorer, decisions."

@@ -180,6 +180,7 @@ class RecogniserConfig:
 RECOGNISER_RUN_SIZES = {"quick": RecogniserConfig(max_documents=32, epochs=1, max_length=48),  # the experiments' quick profile: a throw-away recogniser
                         "default": RecogniserConfig()}
 
+# %% ../../nbs/32_recogniser.ipynb #02eebd56
 def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
     "Hash of the config, the data digest and the source of the code that builds the silver corpus and trains: the cache folder's name."
     code = [normalise_phrase, gazetteer_phrases, build_gazetteer, gazetteer_matches, longest_spans, spacy_tab_entities,

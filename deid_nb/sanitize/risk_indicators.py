@@ -54,6 +54,7 @@ def gold_span_table(documents: Iterable[TabDocument], annotator: str | None = No
             first[7] = first[7] or m.needs_masking
     return pd.DataFrame(list(rows.values()), columns=SPAN_COLUMNS)
 
+# %% ../../nbs/34_risk_indicators.ipynb #a5e88e97
 def detected_span_table(documents: Iterable[TabDocument], detected: Mapping[str, Iterable[tuple[int, int, str]]], # doc_id -> (start, end, type)
                        ) -> pd.DataFrame:
     "The same columns for spans a recogniser found: no entity id (mentions group by text), identifier type and `mask` unknown (NA)."
@@ -105,6 +106,7 @@ def document_folds(doc_ids: Iterable[str], n_folds: int = 5, seed: int = 0) -> l
     split = KFold(n_folds, shuffle=True, random_state=seed).split(ids)
     return [([ids[i] for i in train], [ids[i] for i in test]) for train, test in split]
 
+# %% ../../nbs/34_risk_indicators.ipynb #03b98ae9
 def cross_validate(make_indicator: Callable[[], RiskIndicator], docs: Sequence[TabDocument], spans: pd.DataFrame,
                    folds: Sequence[tuple[list[str], list[str]]],
                    test_spans: pd.DataFrame | None = None, # the spans to decide on (default `spans`; Table 6: detected spans)
