@@ -24,7 +24,7 @@ from .model import BiEncoder, cached_profile_embeddings
 from ..reidentifier import Reidentifier, goal_scores
 
 # %% auto #0
-__all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_states', 'pooled_deletion_scores',
+__all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_states', 'deletion_masks', 'pooled_deletion_scores',
            'last_layer_deletion_scores']
 
 # %% ../../nbs/12_neural.ipynb #98a2e884
@@ -142,6 +142,23 @@ def _embedding_goal(reidentifier: NeuralReidentifier, pooled: torch.Tensor, colu
     scores = reidentifier.model.score_embeddings(embedding, reidentifier.profile_embeddings.to(embedding.dtype))
     return goal_scores(scores.float().cpu().numpy(), column)
 
+# %% ../../nbs/12_neural.ipynb #d9bd317c
+def deletion_masks(unit_of: np.ndarray, # the unit of each token (-1: special tokens)
+                   candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings
+                   deleted: Iterable[int] = (), # units masked already, deleted by every candidate
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    "Per candidate: the tokens it deletes (indices, in token order, padded to one width), which of them are real, the tokens it keeps."
+    units, deleted = np.asarray(unit_of), list(deleted)
+    rows = np.repeat(np.arange(len(candidates)), [len(p) for _, p in candidates])
+    columns = np.array([u for _, p in candidates for u in p], dtype=np.int64)
+    member = np.zeros((len(candidates), max([units.max(initial=-1), *columns, *deleted]) + 2), dtype=bool)  # last column: units -1
+    member[rows, columns], member[:, deleted] = True, True
+    gone = member[:, units]
+    width = max(int(gone.sum(1).max(initial=0)), 1)
+    order = np.argsort(~gone, axis=1, kind="stable")[:, :width]  # the deleted tokens first, in token order
+    present = np.take_along_axis(gone, order, 1)
+    return torch.from_numpy(np.where(present, order, 0)), torch.from_numpy(present.astype(np.float32)), torch.from_numpy((~gone).astype(np.float32))
+
 # %% ../../nbs/12_neural.ipynb #f8d4298d
 def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str,
                            candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings to estimate
@@ -149,12 +166,9 @@ def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates
                           ) -> np.ndarray:
     "Estimated goal score of each candidate masking: its word pieces deleted from the mean of the token states."
     column = int(reidentifier.columns([true_id])[0])
-    kept = np.ones((len(candidates), len(states.unit_of)), dtype=np.float32)
-    kept[:, np.isin(states.unit_of, list(deleted))] = 0.0
-    for c, (_, positions) in enumerate(candidates):
-        kept[c, np.isin(states.unit_of, positions)] = 0.0
+    kept = deletion_masks(states.unit_of, candidates, deleted)[2]
     with torch.inference_mode():
-        kept = torch.from_numpy(kept).to(states.hidden.device)
+        kept = kept.to(states.hidden.device)
         return _embedding_goal(reidentifier, (kept @ states.hidden) / kept.sum(1, keepdim=True).clamp(min=1.0), column)
 
 # %% ../../nbs/12_neural.ipynb #b1a7e002
@@ -207,15 +221,9 @@ def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenSt
     column, unit_of = int(reidentifier.columns([true_id])[0]), states.unit_of
     x, final = states.before_last, states.hidden
     n_tokens, n = len(unit_of), len(candidates)
-    self_attention, deleted = layer.attention.self, list(deleted)
+    self_attention = layer.attention.self
     heads, head_size = self_attention.num_attention_heads, self_attention.attention_head_size
-    gone = [np.flatnonzero(np.isin(unit_of, list(positions) + deleted)) for _, positions in candidates]
-    width = max([len(g) for g in gone] + [1])
-    index, present = torch.zeros(n, width, dtype=torch.long), torch.zeros(n, width)
-    keep = torch.ones(n, n_tokens)
-    for c, g in enumerate(gone):
-        index[c, :len(g)], present[c, :len(g)], keep[c, torch.from_numpy(g)] = torch.from_numpy(g), 1.0, 0.0
-    index, present, keep = index.to(x.device), present.to(x.device), keep.to(x.device)
+    index, present, keep = (t.to(x.device) for t in deletion_masks(unit_of, candidates, deleted))
     with torch.inference_mode():
         split = lambda t: t.view(n_tokens, heads, head_size).transpose(0, 1)  # (heads, tokens, head_size)
         q, k, v = (split(getattr(self_attention, name)(x)) for name in ("query", "key", "value"))
