@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
+import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 
@@ -185,7 +186,7 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                search: str | Callable = "approximate", # "approximate" (fast), "greedy" (exact), or a search function
                unit: str = "type", # mask word "type"s (every occurrence) or single "token"s
                long_documents: str = "windows", # "windows", "mask_tail" or "truncate" (see above)
-               max_rechecks: int = 3, # extra searches for a window whose re-check misses the goal
+               max_rechecks: int = 3, # extra searches where a re-check misses the goal (a found joined text: all its windows, to 2k, 4k, …)
                on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
                progress: bool = False, # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
                fast: bool = False, # search with `reidentifier.reduced_precision()`; certificates still re-checked with `reidentifier`
@@ -210,14 +211,16 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
     extra = [[] for _ in documents]  # re-check searches, per document
     masked = [t.masked_text_at_k(k) for t in trajectories]
     for attempt in range(max_rechecks + 1):
-        ranks, joined = _recheck(masked, owner, split, true_ids, reidentifier)
-        short = [w for w, r in enumerate(ranks) if r < k]
+        ranks, joined, alone, document_rank = _recheck(masked, owner, split, true_ids, reidentifier)
+        short = [w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k]  # a found document: all its windows
         if not short or attempt == max_rechecks:
             break
         logger.warning(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
-        for w, t in zip(short, run([masked[w] for w in short], [true_ids[owner[w]] for w in short])):
-            extra[owner[w]].append(t)
-            masked[w] = t.masked_text_at_k(k)
+        for goal in sorted({_recheck_goal(k, alone[w], attempt) for w in short}):  # hidden alone, found joined: hide it further
+            mine = [w for w in short if _recheck_goal(k, alone[w], attempt) == goal]
+            for w, t in zip(mine, _run_search(search, [masked[w] for w in mine], [true_ids[owner[w]] for w in mine], reidentifier, goal, unit, search_kwargs)):
+                extra[owner[w]].append(t)
+                masked[w] = t.masked_text_at_k(goal)
     return DeidentifiedBatch([_result(i, documents[i], true_ids[i], k, split[i], joined[i], ranks, owner, trajectories, extra[i],
                                       attempt) for i in range(len(documents))], skipped, positions)
 
@@ -229,14 +232,19 @@ def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> lis
     return [search(text, i, reidentifier, max_k=k, unit=unit, **search_kwargs) for text, i in zip(texts, ids)]
 
 def _recheck(masked, owner, split, true_ids, reidentifier):
-    "Ranks of every masked window, each window scored alone and each joined document scored as the model reads it."
+    "Window ranks (the lower of its own and, for the first, its joined document's), the joined documents, own ranks, document ranks."
     joined = ["".join(m for m, o in zip(masked, owner) if o == i) + tail for i, (_, tail) in enumerate(split)]
     extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]
     ranks = reidentifier.ranks(masked + [joined[i] for i in extra], [true_ids[o] for o in owner] + [true_ids[i] for i in extra])
+    alone, document_rank = ranks[:len(masked)].copy(), np.full(len(split), np.iinfo(np.int64).max)
     for i, rank in zip(extra, ranks[len(masked):]):  # a joined document counts against its first window
-        first = owner.index(i)
+        first, document_rank[i] = owner.index(i), rank
         ranks[first] = min(ranks[first], rank)
-    return ranks[:len(masked)], joined
+    return ranks[:len(masked)], joined, alone, document_rank
+
+def _recheck_goal(k: int, alone: int, attempt: int) -> int:
+    "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … by attempt."
+    return k if alone < k else k * 2 ** (attempt + 1)
 
 # %% ../../nbs/16_deidentify.ipynb #982048be
 def _result(i, document, true_id, k, split, text, ranks, owner, trajectories, extra, attempt) -> Deidentified:
