@@ -216,8 +216,9 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
         if not short or attempt == max_rechecks:
             break
         logger.warning(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
-        for goal in sorted({_recheck_goal(k, alone[w], attempt) for w in short}):  # hidden alone, found joined: hide it further
-            mine = [w for w in short if _recheck_goal(k, alone[w], attempt) == goal]
+        goals = {w: _recheck_goal(k, alone[w], attempt, len(reidentifier.candidate_ids) - 1) for w in short}
+        for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
+            mine = [w for w in short if goals[w] == goal]
             for w, t in zip(mine, _run_search(search, [masked[w] for w in mine], [true_ids[owner[w]] for w in mine], reidentifier, goal, unit, search_kwargs)):
                 extra[owner[w]].append(t)
                 masked[w] = t.masked_text_at_k(goal)
@@ -242,9 +243,9 @@ def _recheck(masked, owner, split, true_ids, reidentifier):
         ranks[first] = min(ranks[first], rank)
     return ranks[:len(masked)], joined, alone, document_rank
 
-def _recheck_goal(k: int, alone: int, attempt: int) -> int:
-    "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … by attempt."
-    return k if alone < k else k * 2 ** (attempt + 1)
+def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
+    "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
+    return k if alone < k else max(k, min(k * 2 ** (attempt + 1), largest))
 
 # %% ../../nbs/16_deidentify.ipynb #982048be
 def _result(i, document, true_id, k, split, text, ranks, owner, trajectories, extra, attempt) -> Deidentified:
