@@ -63,7 +63,8 @@ def execute_chapter(notebook: Path, cwd: Path, timeout: int = 900) -> nbformat.N
     "A library chapter with its outputs, executed in `cwd`; a cell that fails keeps its error and the page says so."
     nb = nbformat.read(notebook, as_version=4)
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}, allow_errors=True).execute()
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}, allow_errors=True,
+                       extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()  # not ipykernel's TCP warning per chapter
     except Exception as error:  # a dead kernel or a timeout: render what ran
         logger.warning("%s did not finish executing (%s); its page shows the outputs so far", notebook.name, error)
     return nb
