@@ -66,7 +66,7 @@ def test_each_system_is_a_subpackage():
 
 
 def _library_chapters() -> list[dict]:
-    "The cells of every notebook that exports a module (the textbook), not the experiments."
+    "Every notebook that exports a module (the textbook chapters), not the experiments."
     books = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "nbs").glob("*.ipynb"))]
     return [nb for nb in books if any("".join(c["source"]).lstrip().startswith("#| default_exp") for c in nb["cells"])]
 

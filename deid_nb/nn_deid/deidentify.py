@@ -206,7 +206,7 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
     split = [_windows(d, reidentifier, long_documents) for d in documents]
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     pieces = [piece for pieces, _ in split for piece in pieces]
-    run = lambda texts, ids, model=reidentifier: _run_search(search, texts, ids, model, k, unit, search_kwargs)
+    run = lambda texts, ids, model=reidentifier, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
     trajectories = run(pieces, [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
     extra = [[] for _ in documents]  # re-check searches, per document
     masked = [t.masked_text_at_k(k) for t in trajectories]
@@ -219,7 +219,7 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
         goals = {w: _recheck_goal(k, alone[w], attempt, len(reidentifier.candidate_ids) - 1) for w in short}
         for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
             mine = [w for w in short if goals[w] == goal]
-            for w, t in zip(mine, _run_search(search, [masked[w] for w in mine], [true_ids[owner[w]] for w in mine], reidentifier, goal, unit, search_kwargs)):
+            for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], goal=goal)):
                 extra[owner[w]].append(t)
                 masked[w] = t.masked_text_at_k(goal)
     return DeidentifiedBatch([_result(i, documents[i], true_ids[i], k, split[i], joined[i], ranks, owner, trajectories, extra[i],
