@@ -25,8 +25,8 @@ from .knowledge_base import KnowledgeBase
 from .retrieval import ANON, Retriever, span_query
 
 # %% auto #0
-__all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'LMInfiller', 'span_order', 'infill_document', 'infill_documents',
-           'retrieval_records', 'documents_key', 'infilled_text']
+__all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'LMInfiller', 'span_order', 'DocumentInfilling',
+           'infill_documents', 'retrieval_records', 'documents_key', 'infilled_text']
 
 # %% ../../nbs/43_infillers.ipynb #a8739986
 logger = get_logger("deid_nb.infill.infillers")
@@ -225,43 +225,66 @@ def span_order(document: MaskedDocument, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, zlib.crc32(document.doc_id.encode())]).permutation(len(document.spans))
 
 # %% ../../nbs/43_infillers.ipynb #09c2602c
-def infill_document(document: MaskedDocument, retriever: Retriever, allowed: np.ndarray, # the level's mask (KnowledgeBase.allowed)
-                    infiller: Infiller, k: int = 1, # retrieved chunks given to the infiller per span
-                    seed: int = 0, context_chars: int = 300, # characters of context the infiller and the query see on each side
-                   ) -> list[dict]:
-    "Infill every span of `document` one at a time in a seeded random order; one record per span."
-    documents = retriever.documents([document.render()[0]], [allowed])[0]
-    sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in documents)
-    fills, records = {}, []
-    for step, i in enumerate(span_order(document, seed)):
-        text, offsets = document.render(fills)
-        start, end = offsets[i]
-        ranked = retriever.passages(span_query(text, start, end, context_chars), documents)
-        span = document.spans[i]
-        context = SpanContext(text[max(0, start - context_chars):start], text[end:end + context_chars],
-                              count_masks(span.surface) if document.length_visible else None, span.label)
-        fills[i] = infiller.predict(context, [chunk for _, chunk in ranked[:k]])
-        original = document.span_text(i)
-        positive = next((rank for rank, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None)
-        records.append({"doc_id": document.doc_id, "span": int(i), "step": step, "label": span.label, "identifier": span.identifier,
-                        "original": original, "prediction": fills[i], "in_sparse": _contains(sparse_text, original),
-                        "positive_rank": positive, "chunks": len(ranked),
-                        "passages": [retriever.knowledge_base.passages[p].passage_id for p, _ in ranked[:k]]})
-    return records
+class DocumentInfilling:
+    "One document under attack at one level: its BM25 documents, its spans in their seeded order, the fills so far and a record per filled span."
+    def __init__(self, document: MaskedDocument, retriever: Retriever, allowed: np.ndarray, # the level's mask (KnowledgeBase.allowed)
+                 k: int = 1, # retrieved chunks given to the infiller per span
+                 seed: int = 0, context_chars: int = 300): # characters of context the infiller and the query see on each side
+        self.document, self.retriever, self.k, self.context_chars = document, retriever, k, context_chars
+        self.found = retriever.documents([document.render()[0]], [allowed])[0]
+        self.sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in self.found)
+        self.order, self.fills, self.records = [int(i) for i in span_order(document, seed)], {}, []
+
+    @property
+    def done(self) -> bool: return len(self.records) == len(self.order)
+
+    def _next(self) -> tuple[int, str, int, int]:
+        "The next span's index, the current text (earlier predictions written back) and the span's characters in it."
+        i = self.order[len(self.records)]
+        text, offsets = self.document.render(self.fills)
+        return (i, text, *offsets[i])
+
+    def query(self) -> str:
+        "The dense query of the next span: its context in the current text."
+        _, text, start, end = self._next()
+        return span_query(text, start, end, self.context_chars)
 
 # %% ../../nbs/43_infillers.ipynb #45eaaedb
+@patch
+def step(self: DocumentInfilling, infiller: Infiller, ranked: Sequence[tuple[int, str]]) -> dict:
+    "Fill the next span from its ranked chunks (`Retriever.passages` of `query()`); returns its record."
+    i, text, start, end = self._next()
+    span, original = self.document.spans[i], self.document.span_text(i)
+    context = SpanContext(text[max(0, start - self.context_chars):start], text[end:end + self.context_chars],
+                          count_masks(span.surface) if self.document.length_visible else None, span.label)
+    self.fills[i] = infiller.predict(context, [chunk for _, chunk in ranked[:self.k]])
+    self.records.append({"doc_id": self.document.doc_id, "span": i, "step": len(self.records), "label": span.label,
+                         "identifier": span.identifier, "original": original, "prediction": self.fills[i],
+                         "in_sparse": _contains(self.sparse_text, original),
+                         "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None),
+                         "chunks": len(ranked), "passages": [self.retriever.knowledge_base.passages[p].passage_id for p, _ in ranked[:self.k]]})
+    return self.records[-1]
+
+# %% ../../nbs/43_infillers.ipynb #6ba0cccd
+def _start(document: MaskedDocument, retriever: Retriever, level: str, k: int, seed: int, context_chars: int) -> DocumentInfilling | None:
+    try:
+        return DocumentInfilling(document, retriever, retriever.knowledge_base.allowed(level, document.person, document.doc_id), k, seed, context_chars)
+    except (KeyError, ValueError) as error:
+        logger.warning("infilling %s at %s failed (%s); skipped", document.doc_id, level, error)
+
 def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, # a background level (LEVELS)
                      infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300) -> pd.DataFrame:
-    "`infill_document` for each document at `level`; a document that fails is logged and skipped."
-    records = []
-    for document in documents:
-        try:
-            allowed = retriever.knowledge_base.allowed(level, document.person, document.doc_id)
-            records += infill_document(document, retriever, allowed, infiller, k, seed, context_chars)
-        except (KeyError, ValueError) as error:
-            logger.warning("infilling %s at %s failed (%s); skipped", document.doc_id, level, error)
-    frame = pd.DataFrame(records, columns=["doc_id", "span", "step", "label", "identifier", "original", "prediction",
-                                           "in_sparse", "positive_rank", "chunks", "passages"])
+    "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
+    active = [run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None]
+    runs, failed = list(active), set()
+    while active := [run for run in active if not run.done and id(run) not in failed]:
+        for run, ranked in zip(active, retriever.passages_for([run.query() for run in active], [run.found for run in active])):
+            try:
+                run.step(infiller, ranked)
+            except (KeyError, ValueError) as error:
+                logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error); failed.add(id(run))
+    frame = pd.DataFrame([r for run in runs if id(run) not in failed for r in run.records],
+                         columns=["doc_id", "span", "step", "label", "identifier", "original", "prediction", "in_sparse", "positive_rank", "chunks", "passages"])
     return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)
 
 # %% ../../nbs/43_infillers.ipynb #3ca444cf

@@ -129,13 +129,14 @@ def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -
 
 # %% ../../nbs/41_retrieval.ipynb #35f6a42a
 @patch
-def rank(self: DenseReranker, query: str, chunks: Sequence[str],
+def rank(self: DenseReranker, query: str | np.ndarray, chunks: Sequence[str], # a query text, or its embedding
          cache_query: bool = False, # also cache the query's embedding (when the same query recurs, e.g. across levels)
         ) -> tuple[np.ndarray, np.ndarray]:
     "(order, cosine scores): chunk indices best first (ties by index) and each chunk's score."
     if not chunks:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=np.float32)
-    scores = self.embed(list(chunks)) @ self.embed(query, cache=cache_query)
+    vector = query if isinstance(query, np.ndarray) else self.embed(query, cache=cache_query)
+    scores = self.embed(list(chunks)) @ vector
     return np.argsort(-scores, kind="stable"), scores
 
 # %% ../../nbs/41_retrieval.ipynb #a18b37bb
@@ -172,10 +173,15 @@ class Retriever:
                 self._chunks[i] = chunk_text(self.knowledge_base.passages[i].text, self.chunk_size, self.chunk_overlap)
         return [(i, c) for i in documents for c in self._chunks[i]]
 
-    def passages(self, query: str, documents: Sequence[int], k: int | None = None, cache_query: bool = False) -> list[tuple[int, str]]:
-        "The chunks of `documents` ranked for `query` (dense, or BM25 order without a dense model); the first `k`."
+    def passages(self, query: str | np.ndarray, documents: Sequence[int], k: int | None = None, cache_query: bool = False) -> list[tuple[int, str]]:
+        "The chunks of `documents` ranked for `query` (a text or its embedding; BM25 order without a dense model); the first `k`."
         chunks = self.chunks_of(documents)
         order = self.dense.rank(query, [c for _, c in chunks], cache_query)[0] if self.dense is not None else range(len(chunks))
         return [chunks[j] for j in order][:k]
+
+    def passages_for(self, queries: Sequence[str], documents: Sequence[Sequence[int]], k: int | None = None) -> list[list[tuple[int, str]]]:
+        "`passages` for many (query, documents) pairs, the queries encoded in one batch: one step of many documents at once."
+        vectors = self.dense.embed(list(queries), cache=False) if self.dense is not None and len(queries) else [None] * len(queries)
+        return [self.passages(q if v is None else v, d, k) for q, v, d in zip(queries, vectors, documents)]
 
     def __repr__(self): return f"Retriever({len(self.knowledge_base)} passages, N={self.n_documents}, dense={self.dense!r})"
