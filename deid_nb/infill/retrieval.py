@@ -98,7 +98,7 @@ class DenseReranker:
         self.model, self.batch_size = model, batch_size
         self.encoder = SentenceTransformer(path, device=device)
         self.cache_path = Path(cache_dir or get_artifacts_dir() / "infill" / "chunk_embeddings") / f"{_encoder_key(path)}.npz"
-        self.cache, self.encoded = {}, 0
+        self.cache, self.queries, self.encoded = {}, {}, 0  # queries: span-query embeddings, this process only (never saved)
         if self.cache_path.exists():
             with np.load(self.cache_path, allow_pickle=False) as stored:
                 self.cache = dict(zip(stored["hashes"].tolist(), stored["embeddings"]))
@@ -126,6 +126,14 @@ def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -
         self.cache.update(zip(map(_text_hash, missing), vectors.astype(np.float32)))
     rows = np.stack([self.cache[k] for k in keys]) if keys else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
     return rows[0] if single else rows
+
+@patch
+def embed_queries(self: DenseReranker, texts: Sequence[str]) -> np.ndarray:
+    "Embeddings of span queries (2-d), remembered in memory: a query recurs across levels and k, and in every attack's first step."
+    missing = [t for t in dict.fromkeys(texts) if _text_hash(t) not in self.queries]
+    if missing:
+        self.queries.update(zip(map(_text_hash, missing), self.embed(missing, cache=False)))
+    return np.stack([self.queries[_text_hash(t)] for t in texts]) if len(texts) else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
 
 # %% ../../nbs/41_retrieval.ipynb #35f6a42a
 @patch
@@ -181,7 +189,8 @@ class Retriever:
 
     def passages_for(self, queries: Sequence[str], documents: Sequence[Sequence[int]], k: int | None = None) -> list[list[tuple[int, str]]]:
         "`passages` for many (query, documents) pairs, the queries encoded in one batch: one step of many documents at once."
-        vectors = self.dense.embed(list(queries), cache=False) if self.dense is not None and len(queries) else [None] * len(queries)
-        return [self.passages(q if v is None else v, d, k) for q, v, d in zip(queries, vectors, documents)]
+        dense = [i for i, d in enumerate(documents) if len(d)] if self.dense is not None else []  # no documents, nothing to rank
+        vectors = dict(zip(dense, self.dense.embed_queries([queries[i] for i in dense]))) if dense else {}
+        return [self.passages(vectors.get(i, q), d, k) for i, (q, d) in enumerate(zip(queries, documents))]
 
     def __repr__(self): return f"Retriever({len(self.knowledge_base)} passages, N={self.n_documents}, dense={self.dense!r})"
