@@ -267,6 +267,7 @@ def step(self: DocumentInfilling, infiller: Infiller, ranked: Sequence[tuple[int
 
 # %% ../../nbs/43_infillers.ipynb #6ba0cccd
 def _start(document: MaskedDocument, retriever: Retriever, level: str, k: int, seed: int, context_chars: int) -> DocumentInfilling | None:
+    "A document's attack at `level`, or None (logged) when the document cannot be attacked there."
     try:
         return DocumentInfilling(document, retriever, retriever.knowledge_base.allowed(level, document.person, document.doc_id), k, seed, context_chars)
     except (KeyError, ValueError) as error:
