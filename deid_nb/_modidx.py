@@ -1347,8 +1347,10 @@ d = { 'settings': { 'branch': 'main',
             'deid_nb.site': { 'deid_nb.site._drop_hidden': ('site.html#_drop_hidden', 'deid_nb/site.py'),
                               'deid_nb.site.block_of': ('site.html#block_of', 'deid_nb/site.py'),
                               'deid_nb.site.build_site': ('site.html#build_site', 'deid_nb/site.py'),
+                              'deid_nb.site.changed_cells': ('site.html#changed_cells', 'deid_nb/site.py'),
                               'deid_nb.site.execute_chapter': ('site.html#execute_chapter', 'deid_nb/site.py'),
                               'deid_nb.site.page_sources': ('site.html#page_sources', 'deid_nb/site.py'),
                               'deid_nb.site.page_title': ('site.html#page_title', 'deid_nb/site.py'),
                               'deid_nb.site.render_page': ('site.html#render_page', 'deid_nb/site.py'),
-                              'deid_nb.site.sidebar': ('site.html#sidebar', 'deid_nb/site.py')}}}
+                              'deid_nb.site.sidebar': ('site.html#sidebar', 'deid_nb/site.py'),
+                              'deid_nb.site.stale_run_note': ('site.html#stale_run_note', 'deid_nb/site.py')}}}

@@ -20,7 +20,7 @@ logger = get_logger("deid_nb.site")
 
 # %% auto #0
 __all__ = ['logger', 'BLOCKS', 'SIDEBAR_CSS', 'block_of', 'page_title', 'page_sources', 'execute_chapter', 'sidebar',
-           'render_page', 'build_site']
+           'render_page', 'build_site', 'changed_cells', 'stale_run_note']
 
 # %% ../nbs/09b_site.ipynb #a8bd68e6
 BLOCKS = ((0, "Foundations"), (10, "NN DeID"), (20, "NN DeID: experiments"), (30, "Sanitization with risk indicators"),
@@ -108,7 +108,22 @@ def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir:
         shutil.copytree(figures_dir, out_dir / "figures", dirs_exist_ok=True)
     for (notebook, source, kind), (name, _, _) in zip(sources, pages):
         nb = execute_chapter(source, nbs_dir) if kind == "chapter" and execute else nbformat.read(source, as_version=4)
+        if kind == "run" and (changed := changed_cells(notebook, source)):
+            nb.cells.insert(1, stale_run_note(notebook, changed, profile))
         with atomic_write(out_dir / name, encoding="utf-8") as f:
             f.write(render_page(nb, nav))
         logger.info("%s ← %s (%s)", name, source.name, kind)
     return out_dir / "index.html"
+
+# %% ../nbs/09b_site.ipynb #63ff9b6a
+def changed_cells(notebook: Path, executed: Path) -> int:
+    "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
+    mine = [c.source for c in nbformat.read(notebook, as_version=4).cells]
+    ran = [c.source for c in nbformat.read(executed, as_version=4).cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    return sum(a != b for a, b in zip(mine, ran)) + abs(len(mine) - len(ran))
+
+def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nbformat.NotebookNode:
+    "The markdown cell that heads the page of a run made with an earlier version of its notebook."
+    return nbformat.v4.new_markdown_cell(
+        f"> **This page shows the last {profile} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
+        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it.")
