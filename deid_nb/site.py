@@ -20,7 +20,7 @@ logger = get_logger("deid_nb.site")
 
 # %% auto #0
 __all__ = ['logger', 'BLOCKS', 'SIDEBAR_CSS', 'block_of', 'page_title', 'page_sources', 'execute_chapter', 'sidebar',
-           'render_page', 'build_site', 'changed_cells', 'stale_run_note']
+           'render_page', 'changed_cells', 'stale_run_note', 'build_site']
 
 # %% ../nbs/09b_site.ipynb #a8bd68e6
 BLOCKS = ((0, "Foundations"), (10, "NN DeID"), (20, "NN DeID: experiments"), (30, "Sanitization with risk indicators"),
@@ -93,6 +93,19 @@ def render_page(notebook: nbformat.NotebookNode, nav: str) -> str:
     at = body.index(">", body.index("<body")) + 1
     return body[:at] + nav + body[at:]
 
+# %% ../nbs/09b_site.ipynb #63ff9b6a
+def changed_cells(notebook: Path, executed: Path) -> int:
+    "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
+    mine = [c.source for c in nbformat.read(notebook, as_version=4).cells]
+    ran = [c.source for c in nbformat.read(executed, as_version=4).cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    return sum(a != b for a, b in zip(mine, ran)) + abs(len(mine) - len(ran))
+
+def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nbformat.NotebookNode:
+    "The markdown cell that heads the page of a run made with an earlier version of its notebook."
+    return nbformat.v4.new_markdown_cell(
+        f"> **This page shows the last {profile} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
+        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it.")
+
 # %% ../nbs/09b_site.ipynb #4655fc1d
 def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir: str | Path | None = None,
                figures_dir: str | Path | None = None, profile: str = "default", execute: bool = True) -> Path:
@@ -114,16 +127,3 @@ def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir:
             f.write(render_page(nb, nav))
         logger.info("%s ← %s (%s)", name, source.name, kind)
     return out_dir / "index.html"
-
-# %% ../nbs/09b_site.ipynb #63ff9b6a
-def changed_cells(notebook: Path, executed: Path) -> int:
-    "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
-    mine = [c.source for c in nbformat.read(notebook, as_version=4).cells]
-    ran = [c.source for c in nbformat.read(executed, as_version=4).cells if "injected-parameters" not in c.metadata.get("tags", [])]
-    return sum(a != b for a, b in zip(mine, ran)) + abs(len(mine) - len(ran))
-
-def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nbformat.NotebookNode:
-    "The markdown cell that heads the page of a run made with an earlier version of its notebook."
-    return nbformat.v4.new_markdown_cell(
-        f"> **This page shows the last {profile} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
-        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it.")
