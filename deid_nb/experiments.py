@@ -9,11 +9,14 @@ import dataclasses
 import functools
 import hashlib
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 
 import deid_nb
 from .core import atomic_path, atomic_write, get_artifacts_dir, get_figures_dir, get_logger, safe_name
@@ -23,7 +26,7 @@ logger = get_logger("deid_nb.experiments")
 
 # %% auto #0
 __all__ = ['logger', 'PROFILES', 'run_size', 'profile_name', 'outputs_dir', 'results_dir', 'markdown_table', 'save_table',
-           'save_figure', 'cached_json', 'cached_frame', 'source_hash', 'code_version', 'results_key']
+           'save_figure', 'cached_json', 'cached_frame', 'parallel_map', 'source_hash', 'code_version', 'results_key']
 
 # %% ../nbs/07_experiments.ipynb #dd172bb4
 PROFILES = ("quick", "default")
@@ -128,6 +131,32 @@ def cached_frame(path: str | Path, compute: Callable[[], pd.DataFrame], reuse: b
     with atomic_write(path, encoding="utf-8") as f:
         compute().to_csv(f, index=False)
     return pd.read_csv(path)
+
+# %% ../nbs/07_experiments.ipynb #b8ed517d
+_PARALLEL_ITEMS: list = []  # (fn, item) pairs, set just before the workers fork: the children inherit them
+
+def _run_item(index: int, threads: int):
+    torch.set_num_threads(threads)
+    fn, item = _PARALLEL_ITEMS[index]
+    try:
+        return fn(item)
+    except Exception as error:
+        raise RuntimeError(f"parallel_map: item {index} ({str(item)[:80]}) failed: {type(error).__name__}: {error}") from error
+
+def parallel_map(fn: Callable, # called once per item, in a forked child process
+                 items: Sequence, workers: int = 2, # processes at once; <= 1 runs in this process
+                 threads: int = 1, # torch threads per child
+                ) -> list:
+    "`[fn(item) for item in items]`, `workers` at a time in forked processes; results in the items' order."
+    global _PARALLEL_ITEMS
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    _PARALLEL_ITEMS = [(fn, item) for item in items]
+    try:
+        with ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_run_item, range(len(items)), [threads] * len(items)))
+    finally:
+        _PARALLEL_ITEMS = []
 
 # %% ../nbs/07_experiments.ipynb #1bff3408
 def source_hash(root: str | Path) -> str:
