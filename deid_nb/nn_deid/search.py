@@ -248,8 +248,8 @@ def approximate_defaults(ranking: str) -> dict:
 # %% ../../nbs/15_search.ipynb #1005f56a
 class _Shortlister:
     "Picks one document's shortlist per step, by the model's deletion estimate or by remembered gains ('lazy')."
-    def __init__(self, ranking: str, reidentifier: Reidentifier, true_id: str, top_m: int):
-        self.ranking, self.reidentifier, self.true_id, self.top_m = ranking, reidentifier, true_id, top_m
+    def __init__(self, ranking: str, reidentifier: Reidentifier, true_id: str, top_m: int, prefilter: int | None = None):
+        self.ranking, self.reidentifier, self.true_id, self.top_m, self.prefilter = ranking, reidentifier, true_id, top_m, prefilter
         self.gains, self.states, self.masked_at_states = {}, None, set()
 
     def update_states(self, states, masked: set):
@@ -263,8 +263,12 @@ class _Shortlister:
         if self.ranking == "lazy":
             estimate = np.array([self.gains[positions] for _, positions in candidates])
         else:
-            estimate = self.reidentifier.deletion_scores(self.states, self.true_id, candidates, masked - self.masked_at_states,
-                                                         self.ranking)
+            estimate = lambda options, ranking: self.reidentifier.deletion_scores(self.states, self.true_id, options,
+                                                                                  masked - self.masked_at_states, ranking)
+            if self.prefilter and self.ranking != "pooled" and len(candidates) > max(self.prefilter, self.top_m):
+                kept = np.argsort(-estimate(candidates, "pooled"), kind="stable")[:max(self.prefilter, self.top_m)]
+                candidates = [candidates[i] for i in sorted(kept)]  # the cheap estimate's best, in their original order
+            estimate = estimate(candidates, self.ranking)
         return [candidates[i] for i in np.argsort(-estimate, kind="stable")[:self.top_m]]
 
 # %% ../../nbs/15_search.ipynb #79cd1a81
@@ -291,15 +295,17 @@ def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], r
                             ranking: str = "auto", # "last_layer" / "pooled" (white-box models), "lazy" (any), "auto": the best offered
                             prune: bool | Sequence[int] | None = None, # prune for max_k (True), for these Ks, or not; None: the ranking's default
                             batch_size: int | None = 256, # documents per `score` call
+                            prefilter: int | None = None, # rank only the pooled estimate's best `prefilter` by `ranking` (None: all)
                            ) -> list[Trajectory]:
     "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, optionally pruned; exact ranks."
     ranking = resolve_ranking(reidentifier, ranking)
     defaults = approximate_defaults(ranking)
     top_m, prune = defaults["top_m"] if top_m is None else int(top_m), defaults["prune"] if prune is None else prune
-    columns, method = reidentifier.columns(list(true_ids)), f"approximate({ranking}, top_m={top_m}{', pruned' if prune is not False else ''})"
+    method = f"approximate({ranking}, top_m={top_m}{f', prefilter={prefilter}' if prefilter else ''}{', pruned' if prune is not False else ''})"
+    columns = reidentifier.columns(list(true_ids))
     scores, states = _score(reidentifier, list(documents), batch_size, ranking)
     searches = [_Progress(Units.of(d), int(c), Trajectory(d, i, unit, method, _rank(row, c), float(goal_scores(row, c)[0]), max_k=max_k,
-                                                          model_calls=1), _Shortlister(ranking, reidentifier, i, top_m))
+                                                          model_calls=1), _Shortlister(ranking, reidentifier, i, top_m, prefilter))
                 for d, i, c, row in zip(documents, true_ids, columns, scores)]
     for j, s in enumerate(searches) if states is not None else ():
         s.shortlist.update_states(states[j], s.masked)
