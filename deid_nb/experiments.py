@@ -143,6 +143,7 @@ def _run_item(index: int, threads: int):
     except Exception as error:
         raise RuntimeError(f"parallel_map: item {index} ({str(item)[:80]}) failed: {type(error).__name__}: {error}") from error
 
+# %% ../nbs/07_experiments.ipynb #bcf4ad46
 def parallel_map(fn: Callable, # called once per item, in a forked child process
                  items: Sequence, workers: int = 2, # processes at once; <= 1 runs in this process
                  threads: int = 1, # torch threads per child

@@ -245,6 +245,15 @@ def approximate_defaults(ranking: str) -> dict:
     "The shortlist size and pruning the approximate search uses for a (resolved) ranking when not told otherwise."
     return {"top_m": 1, "prune": False} if ranking == "last_layer" else {"top_m": 3, "prune": True}
 
+# %% ../../nbs/15_search.ipynb #f1f6795f
+def _white_box_estimate(reidentifier: Reidentifier, states, true_id: str, candidates: list, deleted: set, ranking: str, prefilter: int | None):
+    "(candidates, their `ranking` estimates); with `prefilter`, only the pooled estimate's best `prefilter` candidates, in order."
+    estimate = lambda options, by: reidentifier.deletion_scores(states, true_id, options, deleted, by)
+    if prefilter and ranking != "pooled" and len(candidates) > prefilter:
+        kept = np.argsort(-estimate(candidates, "pooled"), kind="stable")[:prefilter]
+        candidates = [candidates[i] for i in sorted(kept)]
+    return candidates, estimate(candidates, ranking)
+
 # %% ../../nbs/15_search.ipynb #1005f56a
 class _Shortlister:
     "Picks one document's shortlist per step, by the model's deletion estimate or by remembered gains ('lazy')."
@@ -263,12 +272,8 @@ class _Shortlister:
         if self.ranking == "lazy":
             estimate = np.array([self.gains[positions] for _, positions in candidates])
         else:
-            estimate = lambda options, ranking: self.reidentifier.deletion_scores(self.states, self.true_id, options,
-                                                                                  masked - self.masked_at_states, ranking)
-            if self.prefilter and self.ranking != "pooled" and len(candidates) > max(self.prefilter, self.top_m):
-                kept = np.argsort(-estimate(candidates, "pooled"), kind="stable")[:max(self.prefilter, self.top_m)]
-                candidates = [candidates[i] for i in sorted(kept)]  # the cheap estimate's best, in their original order
-            estimate = estimate(candidates, self.ranking)
+            candidates, estimate = _white_box_estimate(self.reidentifier, self.states, self.true_id, candidates, masked - self.masked_at_states,
+                                                       self.ranking, self.prefilter and max(self.prefilter, self.top_m))
         return [candidates[i] for i in np.argsort(-estimate, kind="stable")[:self.top_m]]
 
 # %% ../../nbs/15_search.ipynb #79cd1a81
