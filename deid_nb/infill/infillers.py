@@ -234,6 +234,7 @@ class DocumentInfilling:
         self.found = retriever.documents([document.render()[0]], [allowed])[0]
         self.sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in self.found)
         self.order, self.fills, self.records = [int(i) for i in span_order(document, seed)], {}, []
+        self.error = None  # what stopped this document's attack, if anything (its records are then dropped)
 
     @property
     def done(self) -> bool: return len(self.records) == len(self.order)
@@ -277,14 +278,14 @@ def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, 
                      infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300) -> pd.DataFrame:
     "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
     active = [run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None]
-    runs, failed = list(active), set()
-    while active := [run for run in active if not run.done and id(run) not in failed]:
+    runs = list(active)
+    while active := [run for run in active if not run.done and run.error is None]:
         for run, ranked in zip(active, retriever.passages_for([run.query() for run in active], [run.found for run in active])):
             try:
                 run.step(infiller, ranked)
             except (KeyError, ValueError) as error:
-                logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error); failed.add(id(run))
-    frame = pd.DataFrame([r for run in runs if id(run) not in failed for r in run.records],
+                logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error); run.error = error
+    frame = pd.DataFrame([r for run in runs if run.error is None for r in run.records],
                          columns=["doc_id", "span", "step", "label", "identifier", "original", "prediction", "in_sparse", "positive_rank", "chunks", "passages"])
     return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)
 
