@@ -228,15 +228,16 @@ def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenSt
         split = lambda t: t.view(n_tokens, heads, head_size).transpose(0, 1)  # (heads, tokens, head_size)
         q, k, v = (split(getattr(self_attention, name)(x)) for name in ("query", "key", "value"))
         attention = torch.softmax(q @ k.transpose(1, 2) / head_size ** 0.5, dim=-1)  # (heads, tokens, tokens)
-        context = attention @ v
-        on_gone = attention[:, :, index] * present  # (heads, tokens, candidates, width)
-        moved = on_gone.sum(-1).permute(2, 0, 1)  # (candidates, heads, tokens): attention mass on the deleted tokens
-        removed = torch.einsum("htcw,hcwd->chtd", on_gone, v[:, index])
-        context = (context - removed) / (1 - moved).clamp(min=1e-6)[..., None]  # renormalised without the deleted keys
+        on_gone = (attention[:, :, index] * present).permute(2, 0, 1, 3)  # (candidates, heads, tokens, width)
+        moved = on_gone.sum(-1)  # (candidates, heads, tokens): attention mass on the deleted tokens
         count = min(rows or n_tokens, n_tokens)
         chosen = (moved.sum(1) * keep).topk(count, dim=1).indices  # (candidates, rows): the tokens that moved most
-        context = context.permute(0, 2, 1, 3).reshape(n, n_tokens, heads * head_size)
-        context = context.gather(1, chosen[..., None].expand(-1, -1, heads * head_size))
+        pick = lambda t: t.gather(2, chosen[:, None, :, None].expand(-1, heads, -1, t.shape[-1]))  # only those rows from here on
+        on_gone, moved = pick(on_gone), pick(moved[..., None])[..., 0]
+        removed = torch.einsum("chrw,hcwd->chrd", on_gone, v[:, index])
+        context = (attention @ v)[:, chosen].permute(1, 0, 2, 3)  # (candidates, heads, rows, head_size)
+        context = (context - removed) / (1 - moved).clamp(min=1e-6)[..., None]  # renormalised without the deleted keys
+        context = context.permute(0, 2, 1, 3).reshape(n, count, heads * head_size)
         cheap = _layer_in(layer, _estimate_dtype(dtype, x.device))
         kind = next(cheap.parameters()).dtype
         attended = cheap.attention.output(context.to(kind), x[chosen].to(kind))
