@@ -5,6 +5,7 @@
 # %% ../nbs/09b_site.ipynb #c503df70
 from __future__ import annotations
 
+import difflib
 import html
 import shutil
 from pathlib import Path
@@ -98,7 +99,8 @@ def changed_cells(notebook: Path, executed: Path) -> int:
     "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
     mine = [c.source for c in nbformat.read(notebook, as_version=4).cells]
     ran = [c.source for c in nbformat.read(executed, as_version=4).cells if "injected-parameters" not in c.metadata.get("tags", [])]
-    return sum(a != b for a, b in zip(mine, ran)) + abs(len(mine) - len(ran))
+    blocks = difflib.SequenceMatcher(a=ran, b=mine, autojunk=False).get_opcodes()  # aligned: an inserted cell is one change
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in blocks if tag != "equal")
 
 def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nbformat.NotebookNode:
     "The markdown cell that heads the page of a run made with an earlier version of its notebook."
