@@ -196,10 +196,10 @@ def nn_deid_results(people: Sequence[Person], # whose documents to de-identify (
                     dataset_name: str, profile: str | RunSize,
                     max_k: int, # search each document until rank ≥ max_k; every smaller K is read off the same search
                     search: str = "approximate", # a search of deid_nb.nn_deid.deidentify.SEARCHES
-                    chunk: int = 10, # documents de-identified together and cached at once
+                    chunk: int = 20, # documents de-identified together (in lockstep) and cached at once
                     progress: bool = True, **search_kwargs) -> list[Deidentified]:
     "One `deidentify` result per person (truncated documents), searched once and cached per document."
-    search_kwargs = {"prune": False, **search_kwargs} if search == "approximate" else search_kwargs
+    search_kwargs = {"prune": False, "fast": True, **search_kwargs} if search == "approximate" else search_kwargs  # fast: bf16 search, exact certificates
     path = _results_cache(reidentifier, dataset_name, profile, search, max_k, search_kwargs)
     cache = _read_results(path, run_size(profile).reuse_cache)
     missing = [p for p in people if cache.get(p.person_id, {}).get("trajectories", [{}])[0].get("document") != p.document]
