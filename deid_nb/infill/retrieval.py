@@ -138,12 +138,12 @@ def embed_queries(self: DenseReranker, texts: Sequence[str]) -> np.ndarray:
 # %% ../../nbs/41_retrieval.ipynb #35f6a42a
 @patch
 def rank(self: DenseReranker, query: str | np.ndarray, chunks: Sequence[str], # a query text, or its embedding
-         cache_query: bool = False, # also cache the query's embedding (when the same query recurs, e.g. across levels)
+         cache_query: bool = False, # remember the query's embedding in memory, as `embed_queries` (when it recurs, e.g. across levels)
         ) -> tuple[np.ndarray, np.ndarray]:
     "(order, cosine scores): chunk indices best first (ties by index) and each chunk's score."
     if not chunks:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=np.float32)
-    vector = query if isinstance(query, np.ndarray) else self.embed(query, cache=cache_query)
+    vector = query if isinstance(query, np.ndarray) else self.embed_queries([query])[0] if cache_query else self.embed(query, cache=False)
     scores = self.embed(list(chunks)) @ vector
     return np.argsort(-scores, kind="stable"), scores
 

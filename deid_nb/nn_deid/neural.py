@@ -24,7 +24,7 @@ from .model import BiEncoder, cached_profile_embeddings
 from ..reidentifier import Reidentifier, goal_scores
 
 # %% auto #0
-__all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_states', 'deletion_masks', 'pooled_deletion_scores',
+__all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_states', 'kept_tokens', 'pooled_deletion_scores',
            'last_layer_deletion_scores']
 
 # %% ../../nbs/12_neural.ipynb #98a2e884
@@ -143,21 +143,17 @@ def _embedding_goal(reidentifier: NeuralReidentifier, pooled: torch.Tensor, colu
     return goal_scores(scores.float().cpu().numpy(), column)
 
 # %% ../../nbs/12_neural.ipynb #d9bd317c
-def deletion_masks(unit_of: np.ndarray, # the unit of each token (-1: special tokens)
-                   candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings
-                   deleted: Iterable[int] = (), # units masked already, deleted by every candidate
-                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Per candidate: the tokens it deletes (indices, in token order, padded to one width), which of them are real, the tokens it keeps."
+def kept_tokens(unit_of: np.ndarray, # the unit of each token (-1: special tokens)
+                candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings
+                deleted: Iterable[int] = (), # units masked already, deleted by every candidate
+               ) -> torch.Tensor:
+    "(candidates, tokens): 1.0 where the candidate masking keeps the token, 0.0 where it deletes it."
     units, deleted = np.asarray(unit_of), list(deleted)
     rows = np.repeat(np.arange(len(candidates)), [len(p) for _, p in candidates])
     columns = np.array([u for _, p in candidates for u in p], dtype=np.int64)
     member = np.zeros((len(candidates), max([units.max(initial=-1), *columns, *deleted]) + 2), dtype=bool)  # last column: units -1
     member[rows, columns], member[:, deleted] = True, True
-    gone = member[:, units]
-    width = max(int(gone.sum(1).max(initial=0)), 1)
-    order = np.argsort(~gone, axis=1, kind="stable")[:, :width]  # the deleted tokens first, in token order
-    present = np.take_along_axis(gone, order, 1)
-    return torch.from_numpy(np.where(present, order, 0)), torch.from_numpy(present.astype(np.float32)), torch.from_numpy((~gone).astype(np.float32))
+    return torch.from_numpy((~member[:, units]).astype(np.float32))
 
 # %% ../../nbs/12_neural.ipynb #f8d4298d
 def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str,
@@ -166,7 +162,7 @@ def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates
                           ) -> np.ndarray:
     "Estimated goal score of each candidate masking: its word pieces deleted from the mean of the token states."
     column = int(reidentifier.columns([true_id])[0])
-    kept = deletion_masks(states.unit_of, candidates, deleted)[2]
+    kept = kept_tokens(states.unit_of, candidates, deleted)
     with torch.inference_mode():
         kept = kept.to(states.hidden.device)
         return _embedding_goal(reidentifier, (kept @ states.hidden) / kept.sum(1, keepdim=True).clamp(min=1.0), column)
@@ -182,6 +178,14 @@ def _bert_last_layer(model: BiEncoder):
     if getattr(attention, "position_embedding_type", "absolute") != "absolute" or not hasattr(layer, "intermediate"):
         return None
     return layer
+
+def _last_attention(layer: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "The last layer's attention weights P (heads, tokens, tokens) and values (heads, tokens, head_size) for its input `x`."
+    attention = layer.attention.self
+    split = lambda t: t.view(len(x), attention.num_attention_heads, -1).transpose(0, 1)  # (heads, tokens, head_size)
+    with torch.inference_mode():
+        q, k, v = (split(getattr(attention, name)(x)) for name in ("query", "key", "value"))
+        return torch.softmax(q @ k.transpose(1, 2) / q.shape[-1] ** 0.5, dim=-1), v
 
 def _estimate_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
     "`dtype`, with 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
@@ -209,41 +213,29 @@ def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
 def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str,
                                candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings to estimate
                                deleted: Iterable[int] = (), # units masked since `states` was computed
-                               rows: int | None = 64, # tokens whose last layer is recomputed per candidate (None: all)
+                               rows: int | None = 64, # at most this many tokens recomputed per candidate, those that moved most (None: no cap)
+                               min_moved: float = 0.01, # and only tokens with at least this attention mass on the deleted ones (head mean)
                                dtype: str | torch.dtype = "auto", # precision of that recomputation ("auto": see above)
                               ) -> np.ndarray:
     "Estimated goal score of each candidate masking: its word pieces deleted from the last layer's attention and from the mean."
-    model = reidentifier.model
-    layer = _bert_last_layer(model)
-    if layer is None or states.before_last is None:
+    layer, x, final = _bert_last_layer(reidentifier.model), states.before_last, states.hidden
+    if layer is None or x is None:
         raise ValueError(f"{reidentifier!r}: the last-layer estimate needs a BERT-style encoder and token states with "
                          "`before_last` (token_states(..., before_last=True))")
-    column, unit_of = int(reidentifier.columns([true_id])[0]), states.unit_of
-    x, final = states.before_last, states.hidden
-    n_tokens, n = len(unit_of), len(candidates)
-    self_attention = layer.attention.self
-    heads, head_size = self_attention.num_attention_heads, self_attention.attention_head_size
-    index, present, keep = (t.to(x.device) for t in deletion_masks(unit_of, candidates, deleted))
+    keep, attention, values = kept_tokens(states.unit_of, candidates, deleted).to(x.device), *_last_attention(layer, x)
     with torch.inference_mode():
-        split = lambda t: t.view(n_tokens, heads, head_size).transpose(0, 1)  # (heads, tokens, head_size)
-        q, k, v = (split(getattr(self_attention, name)(x)) for name in ("query", "key", "value"))
-        attention = torch.softmax(q @ k.transpose(1, 2) / head_size ** 0.5, dim=-1)  # (heads, tokens, tokens)
-        on_gone = (attention[:, :, index] * present).permute(2, 0, 1, 3)  # (candidates, heads, tokens, width)
-        moved = on_gone.sum(-1)  # (candidates, heads, tokens): attention mass on the deleted tokens
-        count = min(rows or n_tokens, n_tokens)
-        chosen = (moved.sum(1) * keep).topk(count, dim=1).indices  # (candidates, rows): the tokens that moved most
-        pick = lambda t: t.gather(2, chosen[:, None, :, None].expand(-1, heads, -1, t.shape[-1]))  # only those rows from here on
-        on_gone, moved = pick(on_gone), pick(moved[..., None])[..., 0]
-        removed = torch.einsum("chrw,hcwd->chrd", on_gone, v[:, index])
-        context = (attention @ v)[:, chosen].permute(1, 0, 2, 3)  # (candidates, heads, rows, head_size)
-        context = (context - removed) / (1 - moved).clamp(min=1e-6)[..., None]  # renormalised without the deleted keys
-        context = context.permute(0, 2, 1, 3).reshape(n, count, heads * head_size)
+        moved = (attention.mean(0) @ (1 - keep).T).T * keep  # (candidates, tokens): mass each kept token puts on the deleted ones
+        if rows is not None and rows < moved.shape[1]:
+            moved = moved * (moved >= moved.topk(rows, dim=1).values[:, -1:])
+        which, token = (moved > min_moved).nonzero(as_tuple=True)  # the (candidate, token) pairs recomputed, as one batch
+        on_gone = attention[:, token] * (1 - keep)[which]  # (heads, pairs, tokens): attention on the deleted keys
+        context = ((attention @ values)[:, token] - on_gone @ values) / (1 - on_gone.sum(-1, keepdim=True)).clamp(min=1e-6)
         cheap = _layer_in(layer, _estimate_dtype(dtype, x.device))
         kind = next(cheap.parameters()).dtype
-        attended = cheap.attention.output(context.to(kind), x[chosen].to(kind))
+        attended = cheap.attention.output(context.transpose(0, 1).flatten(1).to(kind), x[token].to(kind))
         recomputed = cheap.output(cheap.intermediate(attended), attended).float()
-        total = keep @ final + ((recomputed - final[chosen]) * keep.gather(1, chosen)[..., None]).sum(1)
-        return _embedding_goal(reidentifier, total / keep.sum(1, keepdim=True).clamp(min=1.0), column)
+        total = (keep @ final).index_add_(0, which, recomputed - final[token])
+        return _embedding_goal(reidentifier, total / keep.sum(1, keepdim=True).clamp(min=1.0), int(reidentifier.columns([true_id])[0]))
 
 # %% ../../nbs/12_neural.ipynb #e200972e
 @patch(as_prop=True)
