@@ -110,7 +110,7 @@ def token_states(reidentifier: NeuralReidentifier, texts: Sequence[str], batch_s
         chunk = list(texts[start:start + batch_size])
         batch = tokenizer([normalise_masks(t).replace(MASK_TOKEN, mask.ljust(len(MASK_TOKEN))) for t in chunk], padding=True,
                           truncation=True, max_length=model.config.max_document_tokens, return_tensors="pt",
-                          return_offsets_mapping=True)
+                          return_offsets_mapping=True, pad_to_multiple_of=16)  # few shapes: reduced-precision kernels are reused
         offsets, lengths = batch.pop("offset_mapping"), batch["attention_mask"].sum(1).tolist()
         with torch.inference_mode(), encoder_precision(reidentifier):
             output = model.document_encoder(**{k: v.to(model.device) for k, v in batch.items()}, output_hidden_states=before_last)
@@ -232,8 +232,9 @@ def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenSt
         context = ((attention @ values)[:, token] - on_gone @ values) / (1 - on_gone.sum(-1, keepdim=True)).clamp(min=1e-6)
         cheap = _layer_in(layer, _estimate_dtype(dtype, x.device))
         kind = next(cheap.parameters()).dtype
-        attended = cheap.attention.output(context.transpose(0, 1).flatten(1).to(kind), x[token].to(kind))
-        recomputed = cheap.output(cheap.intermediate(attended), attended).float()
+        blocks = lambda t: torch.nn.functional.pad(t.to(kind), (0, 0, 0, -len(token) % 128))  # whole blocks of 128: few shapes
+        attended = cheap.attention.output(blocks(context.transpose(0, 1).flatten(1)), blocks(x[token]))
+        recomputed = cheap.output(cheap.intermediate(attended), attended)[:len(token)].float()
         total = (keep @ final).index_add_(0, which, recomputed - final[token])
         return _embedding_goal(reidentifier, total / keep.sum(1, keepdim=True).clamp(min=1.0), int(reidentifier.columns([true_id])[0]))
 
