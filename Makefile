@@ -11,6 +11,8 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 PROFILE ?= default
+# Notebooks executed at once by make reproduce (each in its own kernel; 2 fills a 2-core machine).
+JOBS ?= 2
 # Data directory: ../shared/data when it exists beside the checkout, else the package's download cache (data/).
 SHARED_DATA := $(abspath ../shared/data)
 DEID_NB_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
@@ -41,7 +43,7 @@ test: install
 	$(BIN)/python -m pytest -q tests
 
 reproduce: install
-	$(BIN)/deid-nb reproduce --profile $(PROFILE)
+	$(BIN)/deid-nb reproduce --profile $(PROFILE) --jobs $(JOBS)
 
 # The docs site in _site/: every notebook as a page, experiments as executed by the last `make reproduce`,
 # library chapters executed now (nbconvert; `nbdev_docs` with nbs/_quarto.yml where a quarto binary is installed).

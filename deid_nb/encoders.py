@@ -5,11 +5,13 @@
 # %% ../nbs/03b_encoders.ipynb #6c72f9bc
 from __future__ import annotations
 
+import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 # %% auto #0
-__all__ = ['PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'resolve_encoder', 'load_encoder', 'tokenizer_mask_token']
+__all__ = ['PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'resolve_encoder', 'load_encoder', 'tokenizer_mask_token',
+           'native_dtype', 'mixed_precision']
 
 # %% ../nbs/03b_encoders.ipynb #7e2bb773
 PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -48,3 +50,24 @@ def tokenizer_mask_token(tokenizer) -> str:
 
 # %% ../nbs/03b_encoders.ipynb #a57b4142
 TINY_ENCODER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+
+# %% ../nbs/03b_encoders.ipynb #17df2ade
+def native_dtype(precision: str | torch.dtype, # "auto", "bfloat16", "float32" (or a torch dtype)
+                 device: torch.device | str = "cpu") -> torch.dtype:
+    "`precision` as a torch dtype; 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
+    if precision != "auto":
+        dtype = getattr(torch, precision, None) if isinstance(precision, str) else precision
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"precision must be 'auto' or a torch dtype name, got {precision!r}")
+        return dtype
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.bfloat16
+    supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return torch.bfloat16 if device.type == "cpu" and supported is not None and supported() else torch.float32
+
+# %% ../nbs/03b_encoders.ipynb #621dd13b
+def mixed_precision(device: torch.device | str = "cpu", precision: str | torch.dtype = "auto"):
+    "`torch.autocast` to `native_dtype(precision, device)` for a training forward pass (disabled when that is float32)."
+    device, dtype = torch.device(device), native_dtype(precision, device)
+    return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)

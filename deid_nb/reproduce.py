@@ -8,11 +8,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fastcore.basics import patch
 import deid_nb
 from .core import atomic_write, cache_root, enable_console_logging, get_data_dir, get_figures_dir, get_logger
 from .experiments import PROFILES, code_version
@@ -30,6 +34,8 @@ class Experiment:
     "An experiment notebook and the datasets it declares."
     path: Path
     datasets: tuple[str, ...]
+    needs: tuple[str, ...] = ()  # experiment notebooks whose outputs (trained models, cached runs) this one reads
+    minutes: float | dict = field(default=0, hash=False)  # rough default-profile run time on 2 cores (per dataset, or one number): orders a parallel run
 
     @property
     def name(self) -> str: return self.path.stem
@@ -46,7 +52,14 @@ def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
     if not nbs_dir.is_dir():
         raise FileNotFoundError(f"{nbs_dir}: no notebooks folder (run from a source checkout of deid_nb, or pass --nbs-dir)")
     found = [(p, _declaration(p)) for p in sorted(nbs_dir.glob("*.ipynb"))]
-    return [Experiment(p, tuple(d.get("datasets") or ("none",))) for p, d in found if d is not None]
+    experiments = [Experiment(p, tuple(d.get("datasets") or ("none",)), tuple(d.get("needs") or ()), d.get("minutes") or 0)
+                   for p, d in found if d is not None]
+    names = [e.name for e in experiments]
+    for e in experiments:
+        for need in e.needs:
+            if need not in names or need >= e.name:
+                raise ValueError(f"{e.path.name}: needs {need!r}, which is not an earlier experiment notebook ({', '.join(names)})")
+    return experiments
 
 # %% ../nbs/09_reproduce.ipynb #a33ed6c9
 @dataclass
@@ -127,22 +140,85 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
                    "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}, f)
     return seconds
 
-# %% ../nbs/09_reproduce.ipynb #6ad14440
-def reproduce(plan: RunPlan, force: bool = False) -> list[dict]:
-    "Run every task of `plan` not already done (all with `force`); returns one record per task."
-    records = []
-    for i, (notebook, dataset) in enumerate(tasks := plan.tasks(), start=1):
-        parameters = {"dataset": dataset, "profile": plan.profile}
-        output = plan.output_path(notebook, dataset)
-        if not force and is_done(output, task_fingerprint(notebook, parameters)):
-            records.append({"notebook": notebook.stem, "dataset": dataset, "status": "reused",
-                            "seconds": json.loads(_marker(output).read_text())["seconds"]})
-            continue
-        logger.info("[%d/%d] %s / %s (%s)", i, len(tasks), notebook.stem, dataset, plan.profile)
-        seconds = run_notebook(notebook, output, parameters, progress_bar=True)
+# %% ../nbs/09_reproduce.ipynb #23bb663d
+@patch
+def needs(self: RunPlan) -> dict[tuple[Path, str], list[tuple[Path, str]]]:
+    "Each task's prerequisites in the plan: the needed notebooks' tasks on its dataset (on all theirs if they lack it)."
+    tasks, prerequisites = self.tasks(), {}
+    by_name = {e.name: [t for t in tasks if t[0] == e.path] for e in self.experiments}
+    for notebook, dataset in tasks:
+        needed = next(e for e in self.experiments if e.path == notebook).needs
+        prerequisites[notebook, dataset] = [t for n in needed for t in
+                                            ([t for t in by_name.get(n, []) if t[1] == dataset] or by_name.get(n, []))]
+    return prerequisites
+
+# %% ../nbs/09_reproduce.ipynb #a2f1f95c
+@patch
+def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
+    "How long the task took last time (its marker), else the notebook's declared `minutes` estimate; only orders a parallel run."
+    marker = _marker(self.output_path(notebook, dataset_name))
+    if marker.exists():
+        return float(json.loads(marker.read_text()).get("seconds", 0))
+    minutes = next(e for e in self.experiments if e.path == notebook).minutes
+    return 60 * float(minutes.get(dataset_name, 0) if isinstance(minutes, dict) else minutes or 0)
+
+# %% ../nbs/09_reproduce.ipynb #44852dc4
+def _run_in_order(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int = 1):
+    "Yield (task, seconds) running `waiting` one after the other, with a progress bar over each notebook's cells."
+    for i, (notebook, dataset) in enumerate(waiting, start=1):
+        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.profile)
+        seconds = run_notebook(notebook, plan.output_path(notebook, dataset), _parameters(plan, dataset), progress_bar=True)
         logger.info("%s / %s done in %.0f s", notebook.stem, dataset, seconds)
-        records.append({"notebook": notebook.stem, "dataset": dataset, "status": "ran", "seconds": round(seconds, 1)})
-    return records
+        yield (notebook, dataset), seconds
+
+# %% ../nbs/09_reproduce.ipynb #a4546b12
+def _longest_chains_first(plan: RunPlan, waiting: list[tuple[Path, str]], needs: dict) -> list[tuple[Path, str]]:
+    "`waiting` ordered by the expected seconds from each task's start to the end of the longest chain of tasks needing it."
+    chain = {}
+    for task in reversed(plan.tasks()):  # a task's needs come earlier in the plan: its dependants' chains are known by now
+        chain[task] = plan.expected_seconds(*task) + max([chain[u] for u, pre in needs.items() if task in pre], default=0)
+    return sorted(waiting, key=lambda t: -chain[t])  # list scheduling; stable: then plan order
+
+# %% ../nbs/09_reproduce.ipynb #3c157340
+def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
+    "Yield (task, seconds) running up to `jobs` tasks at a time, each once the tasks it needs are done (those that others need first); the first failure is raised after the running ones end."
+    running, failure, waiting = {}, None, _longest_chains_first(plan, waiting, needs := plan.needs())
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # inherited by the kernels: idle OpenMP threads sleep, not spin
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:  # workers only start kernels
+        while running or (waiting and failure is None):
+            blocked = set(waiting) | set(running.values())
+            for task in [t for t in waiting if not set(needs[t]) & blocked][:jobs - len(running)] if failure is None else []:
+                waiting.remove(task)
+                logger.info("start %s / %s (%d running, %d waiting)", task[0].stem, task[1], len(running) + 1, len(waiting))
+                running[pool.submit(run_notebook, task[0], plan.output_path(*task), _parameters(plan, task[1]), False)] = task
+            for future in wait(running, return_when=FIRST_COMPLETED)[0]:
+                task = running.pop(future)
+                if future.exception() is not None:
+                    failure = failure or future.exception()
+                    continue
+                logger.info("%s / %s done in %.0f s", task[0].stem, task[1], future.result())
+                yield task, future.result()
+    if failure is not None:
+        raise failure
+
+# %% ../nbs/09_reproduce.ipynb #6ad14440
+def _parameters(plan: RunPlan, dataset: str) -> dict: return {"dataset": dataset, "profile": plan.profile}
+
+def reproduce(plan: RunPlan, force: bool = False,
+              jobs: int = 1, # notebooks executed at once (each in its own kernel), a task starting once the tasks it needs are done
+             ) -> list[dict]:
+    "Run every task of `plan` not already done (all with `force`); returns one record per task, in plan order."
+    tasks, records = plan.tasks(), {}
+    for notebook, dataset in tasks:
+        output = plan.output_path(notebook, dataset)
+        if not force and is_done(output, task_fingerprint(notebook, _parameters(plan, dataset))):
+            records[notebook, dataset] = {"notebook": notebook.stem, "dataset": dataset, "status": "reused",
+                                          "seconds": json.loads(_marker(output).read_text())["seconds"]}
+    waiting = [t for t in tasks if t not in records]
+    run = _run_in_order if jobs <= 1 else _run_at_once
+    for (notebook, dataset), seconds in run(plan, waiting, jobs):
+        records[notebook, dataset] = {"notebook": notebook.stem, "dataset": dataset, "status": "ran", "seconds": round(seconds, 1)}
+    return [records[t] for t in tasks]
 
 # %% ../nbs/09_reproduce.ipynb #09434568
 def add_reproduce_command(commands) -> argparse.ArgumentParser:
@@ -152,6 +228,7 @@ def add_reproduce_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)")
     run.add_argument("--only", nargs="+", help="run only notebooks whose name contains one of these")
     run.add_argument("--force", action="store_true", help="rerun notebooks even if already done")
+    run.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (make reproduce: 2, one per core)")
     run.add_argument("--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing")
     run.add_argument("--nbs-dir", help="folder holding the notebooks (default: the checkout's nbs/)")
     run.add_argument("--no-readme", action="store_true", help="do not rewrite the README's Results section")
@@ -163,29 +240,32 @@ def _parser() -> argparse.ArgumentParser:
     add_reproduce_command(parser.add_subparsers(dest="command", required=True))
     return parser
 
+# %% ../nbs/09_reproduce.ipynb #87d3baac
+def _rewrite_readme(records: list[dict], profile: str, wall_seconds: float, jobs: int):
+    "Regenerate the README's headline and Results regions (and their source in nbs/index.ipynb, when the checkout has it)."
+    readme, index = cache_root() / "README.md", cache_root() / "nbs" / "index.ipynb"
+    index = index if index.exists() else None
+    update_readme(readme, results_markdown(get_figures_dir(), records, profile, f"{os.cpu_count()}-core CPU", wall_seconds, jobs), index=index)
+    update_readme(readme, headline_markdown(get_figures_dir()), "headline", index=index)
+
 # %% ../nbs/09_reproduce.ipynb #72255e93
 def run_reproduce(args: argparse.Namespace) -> int:
     "Carry out parsed `reproduce` arguments; 0 on success, 1 (with the reason on stderr) on a bad selection."
     try:
-        experiments = experiment_notebooks(args.nbs_dir)
-        chosen = select(experiments, args.only, args.datasets)
+        chosen = select(experiments := experiment_notebooks(args.nbs_dir), args.only, args.datasets)
         if args.list:
             print("\n".join(f"{e.name}: {', '.join(e.datasets)}" for e in chosen))
             return 0
         plan = RunPlan(chosen, args.profile, tuple(args.datasets) if args.datasets else None)
         logger.info("reproduce: %d tasks, profile %s", len(plan.tasks()), plan.profile)
-        start, records = time.time(), reproduce(plan, force=args.force)
+        start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs)
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)
         return 1
-    logger.info("reproduce finished in %.1f minutes", (time.time() - start) / 60)
+    logger.info("reproduce finished in %.1f minutes (%d at a time)", (wall_seconds := time.time() - start) / 60, args.jobs)
     complete = len(records) == len(RunPlan(experiments, args.profile).tasks())
-    readme = cache_root() / "README.md"
-    if not args.no_readme and args.profile == "default" and complete and readme.exists():
-        index = cache_root() / "nbs" / "index.ipynb"  # the README's source, when the checkout has it
-        index = index if index.exists() else None
-        update_readme(readme, results_markdown(get_figures_dir(), records, args.profile, "2-core CPU"), index=index)
-        update_readme(readme, headline_markdown(get_figures_dir()), "headline", index=index)
+    if not args.no_readme and args.profile == "default" and complete and (cache_root() / "README.md").exists():
+        _rewrite_readme(records, args.profile, wall_seconds, args.jobs)
     elif not complete:
         logger.info("a partial run (--only / --datasets): the README's Results section is left as it is")
     return 0

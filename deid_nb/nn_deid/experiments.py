@@ -156,8 +156,12 @@ def experiment_reidentifier(name: str, # a registry name: "nn_uniform", "nn_idf"
     return NeuralReidentifier(zero_shot_model(), data.people, name)
 
 def experiment_ensemble(data: PeopleDataset, profile: str | RunSize, artifacts_dir=None) -> list:
-    "The run's ensemble of re-identifiers over all of `data`."
-    return [experiment_reidentifier(name, data, profile, artifacts_dir) for name in run_size(profile).ensemble]
+    "The run's ensemble of re-identifiers over all of `data`; its neural members remember the documents they embedded."
+    ensemble = [experiment_reidentifier(name, data, profile, artifacts_dir) for name in run_size(profile).ensemble]
+    for member in ensemble:
+        if isinstance(member, NeuralReidentifier):
+            member.remember = 50_000  # an evaluation re-scores many identical texts (the same masking at several K or fractions)
+    return ensemble
 
 # %% ../../nbs/18_experiments.ipynb #2db6c481
 def model_key(reidentifier) -> str:

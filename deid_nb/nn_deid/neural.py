@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -19,7 +20,7 @@ from fastcore.basics import patch
 from ..core import MASK_TOKEN, normalise_masks
 from ..data import Person
 from ..masking import UNIT_PATTERN
-from ..encoders import tokenizer_mask_token
+from ..encoders import native_dtype, tokenizer_mask_token
 from .model import BiEncoder, cached_profile_embeddings
 from ..reidentifier import Reidentifier, goal_scores
 
@@ -44,11 +45,27 @@ class NeuralReidentifier(Reidentifier):
         self.profile_embeddings = cached_profile_embeddings(model, people, cache_dir, batch_size).to(model.device)
         self.scale = float(model.log_logit_scale.detach().exp())
         self.encoder_dtype: torch.dtype | None = None  # the document encoder's autocast precision (None: full; see `reduced_precision`)
+        self.remember = 0  # embeddings of this many recent distinct documents kept, so a text seen again is not re-encoded (0: none)
+        self._memory, self._memory_key = OrderedDict(), None
 
     def embed_documents(self, documents: Sequence[str]) -> torch.Tensor:
-        "f(x, z) for a list of (masked) documents, (n, dim)."
-        with encoder_precision(self):
-            return self.model.encode_documents(list(documents), self.batch_size, output="torch").float().to(self.model.device)
+        "f(x, z) for a list of (masked) documents, (n, dim); with `remember`, texts embedded before are looked up."
+        documents = list(documents)
+        if not self.remember:
+            with encoder_precision(self):
+                return self.model.encode_documents(documents, self.batch_size, output="torch").float().to(self.model.device)
+        key = (self.encoder_dtype, tuple(p._version for p in self.model.parameters()))  # new weights or precision: forget
+        if key != self._memory_key:
+            self._memory, self._memory_key = OrderedDict(), key
+        if new := list(dict.fromkeys(d for d in documents if d not in self._memory)):
+            with encoder_precision(self):
+                self._memory.update(zip(new, self.model.encode_documents(new, self.batch_size, output="torch").float()))
+        embedded = torch.stack([self._memory[d] for d in documents]) if documents else torch.zeros(0, self.model.embedding_dim)
+        for document in documents:
+            self._memory.move_to_end(document)
+        while len(self._memory) > self.remember:  # least recently used first
+            self._memory.popitem(last=False)
+        return embedded.to(self.model.device)
 
     def score_embeddings(self, document_embeddings: torch.Tensor) -> np.ndarray:
         "Scores of precomputed document embeddings against every candidate, float32 (n, n_candidates)."
@@ -189,12 +206,7 @@ def _last_attention(layer: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tens
 
 def _estimate_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
     "`dtype`, with 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
-    if dtype != "auto":
-        return getattr(torch, dtype) if isinstance(dtype, str) else dtype
-    if device.type == "cuda":
-        return torch.bfloat16
-    supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
-    return torch.bfloat16 if device.type == "cpu" and supported is not None and supported() else torch.float32
+    return native_dtype(dtype, device)
 
 # %% ../../nbs/12_neural.ipynb #d7597344
 _LAYER_COPIES = weakref.WeakKeyDictionary()  # layer → {dtype: (weights version, copy)}; gone with the layer
@@ -262,4 +274,5 @@ def reduced_precision(self: NeuralReidentifier, dtype: str = "auto") -> NeuralRe
         return self
     fast = copy.copy(self)
     fast.encoder_dtype, fast.name = chosen, f"{self.name}@{str(chosen).removeprefix('torch.')}"
+    fast._memory, fast._memory_key = OrderedDict(), None  # its own memory of embeddings, not the full-precision one's
     return fast

@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, safe_name
 from ..data import PeopleDataset, Person
+from ..encoders import mixed_precision, native_dtype
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
 from .model import BiEncoder, BiEncoderConfig, cached_profile_embeddings, load_model, save_model
 
@@ -55,6 +56,7 @@ class TrainingConfig:
     max_validation_documents: int | None = 100  # validation is inference over all of them twice per epoch: keep it small on a CPU
     seed: int = 0
     num_threads: int | None = 2  # torch CPU threads (None: leave as is)
+    precision: str = "auto"  # training forward passes under autocast: "auto" (bfloat16 where native, else float32), "bfloat16", "float32"
 
     def __post_init__(self):
         self.profile_epochs = tuple(self.profile_epochs)
@@ -149,9 +151,11 @@ def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimi
     for batch in tqdm(length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
                       desc=f"epoch {epoch} f", disable=not progress):
         texts = [prior(data.train[i].document, rng, data.idf) for i in batch]
-        embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
+        with mixed_precision(model.device, config.precision):
+            embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
+            scores = model.score_embeddings(embeddings, G)
         targets = torch.from_numpy(data.train_rows[batch]).to(embeddings.device)
-        loss = nn.functional.cross_entropy(model.score_embeddings(embeddings, G), targets, label_smoothing=config.label_smoothing)
+        loss = nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing)
         _step(optimizer, loss, step, total_steps, config)
         losses.append(loss.item()); step += 1
     return float(np.mean(losses)), step
@@ -167,9 +171,11 @@ def profile_epoch(model: BiEncoder, data: TrainingData, optimizer, config: Train
     model.train()
     losses = []
     for i, batch in enumerate(tqdm(batches, desc=f"epoch {epoch} g", disable=not progress)):
-        embeddings = model.embed_profiles(model.tokenize_profiles([data.train[j].profile for j in batch],
-                                                                  pad_to_max_length=not config.dynamic_padding))
-        loss = nn.functional.cross_entropy(model.score_embeddings(embeddings, F), torch.as_tensor(batch, device=F.device),
+        with mixed_precision(model.device, config.precision):
+            embeddings = model.embed_profiles(model.tokenize_profiles([data.train[j].profile for j in batch],
+                                                                      pad_to_max_length=not config.dynamic_padding))
+            scores = model.score_embeddings(embeddings, F)
+        loss = nn.functional.cross_entropy(scores.float(), torch.as_tensor(batch, device=F.device),
                                            label_smoothing=config.label_smoothing)
         _step(optimizer, loss, i, len(batches), config)
         losses.append(loss.item())
@@ -286,6 +292,7 @@ def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config:
     "Where a run of these configurations on this dataset lives."
     ids = hashlib.sha256("\n".join(p.person_id for p in dataset.people).encode()).hexdigest()
     learned = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_RUN_KEY}
+    learned["precision"] = str(native_dtype(config.precision, "cuda" if torch.cuda.is_available() else "cpu"))  # what "auto" means here
     key = json.dumps([asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True)
     return get_artifacts_dir(artifacts_dir) / "reidentifiers" / safe_name(dataset.name, "dataset name") / f"{safe_name(name, 're-identifier name')}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 

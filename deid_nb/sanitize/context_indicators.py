@@ -28,6 +28,7 @@ __all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'PAPER_ROW', 'RUN_SIZES', 'protected
 from ..causal_lm import edited_token_logprobs, load_causal_lm, tiny_causal_lm, token_logprobs
 from ..core import atomic_write, get_artifacts_dir, get_logger
 from ..data import load_wikibio_2000, load_wikibio_mini
+from ..experiments import code_version
 from ..reidentifier import bm25_tokens
 from ..encoders import TINY_ENCODER
 from .lm_scores import SurprisalWeights, document_scores, model_key, span_features
@@ -253,7 +254,7 @@ def cross_validated_decisions(indicators: Mapping | Callable[[], Mapping], # nam
                              ) -> pd.DataFrame:
     "Per (test) span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
     located = lambda frame: frame[["doc_id", "start", "end"]].values.tolist()
-    key_parts = [located(spans), folds] + ([] if test_spans is None else [located(test_spans)])
+    key_parts = [code_version(), located(spans), folds] + ([] if test_spans is None else [located(test_spans)])  # new code: recomputed
     key = hashlib.sha256(json.dumps(key_parts, default=str).encode()).hexdigest()[:16]
     path = get_artifacts_dir(artifacts_dir) / "sanitize_cv" / f"{cache_name}-{key}.csv"
     scored = spans if test_spans is None else test_spans

@@ -30,7 +30,7 @@ __all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'L
 # %% ../../nbs/32_recogniser.ipynb #5b69ee14
 from ..core import get_artifacts_dir, get_logger, seed_everything, sha256_of, stopwords_english
 from ..data import Person, dataset_path, load_wikibio_2000
-from ..encoders import resolve_encoder
+from ..encoders import mixed_precision, resolve_encoder
 from .tab_corpus import ENTITY_TYPES
 from .tab_metrics import load_tagger
 
@@ -224,7 +224,8 @@ def train_token_classifier(texts: Sequence[str], spans: Sequence[Sequence[Span]]
     model.train()
     for _ in range(config.epochs):
         for input_ids, attention_mask, labels in _batches(encodings, config.batch_size, tokenizer.pad_token_id, rng):
-            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            with mixed_precision():  # bfloat16 products where the CPU has them natively
+                loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
             loss.backward(); optimiser.step(); schedule.step(); optimiser.zero_grad()
             losses.append(loss.item())
     stats = {"documents": len(encodings), "steps": steps, "first_loss": losses[0], "last_loss": float(np.mean(losses[-5:])),

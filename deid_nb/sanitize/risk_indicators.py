@@ -36,7 +36,7 @@ from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokeni
 
 # %% ../../nbs/34_risk_indicators.ipynb #e2154915
 from ..core import atomic_path, get_artifacts_dir
-from ..encoders import load_encoder, resolve_encoder
+from ..encoders import load_encoder, mixed_precision, resolve_encoder
 from .lm_scores import SPAN_FEATURES, log_prob_features
 from .tab_corpus import ENTITY_TYPES, Masks, TabDocument, load_span_rows
 from .tab_metrics import TabScorer, load_tagger
@@ -340,8 +340,9 @@ def _train_token_classifier(model, examples, epochs: int, lr: float, class_weigh
             width = max(len(examples[i][0]) for i in b)
             ids = torch.tensor([examples[i][0] + [0] * (width - len(examples[i][0])) for i in b])
             labels = torch.tensor([examples[i][1] + [-100] * (width - len(examples[i][1])) for i in b])
-            logits = model(input_ids=ids, attention_mask=(labels != -100) | (ids != 0)).logits
-            loss = loss_fn(logits.reshape(-1, 3), labels.reshape(-1))
+            with mixed_precision():  # bfloat16 products where the CPU has them natively
+                logits = model(input_ids=ids, attention_mask=(labels != -100) | (ids != 0)).logits
+            loss = loss_fn(logits.float().reshape(-1, 3), labels.reshape(-1))
             optimiser.zero_grad(); loss.backward(); optimiser.step()
     model.eval()
 
