@@ -11,8 +11,9 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 PROFILE ?= default
-# Notebooks executed at once by make reproduce (each in its own kernel; 2 fills a 2-core machine).
-JOBS ?= 2
+# Notebooks executed at once by make reproduce, each kernel with its share of the cores (1: one at a time with every core,
+# fastest on 2 cores, where each notebook keeps both busy; more pays on machines with more cores).
+JOBS ?= 1
 # Data directory: ../shared/data when it exists beside the checkout, else the package's download cache (data/).
 SHARED_DATA := $(abspath ../shared/data)
 DEID_NB_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)

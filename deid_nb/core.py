@@ -23,9 +23,9 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['WORD_PATTERN', 'MASK_TOKEN', 'MASK_ALIASES', 'get_logger', 'enable_console_logging', 'cache_root', 'get_data_dir',
-           'get_artifacts_dir', 'get_figures_dir', 'seed_everything', 'safe_name', 'atomic_path', 'atomic_write',
-           'sha256_of', 'ChecksumError', 'check_sha256', 'download_file', 'normalise_masks', 'count_masks',
-           'split_at_masks', 'words', 'count_words', 'stopwords_english', 'setup_textattack_offline']
+           'get_artifacts_dir', 'get_figures_dir', 'seed_everything', 'cpu_threads', 'safe_name', 'atomic_path',
+           'atomic_write', 'sha256_of', 'ChecksumError', 'check_sha256', 'download_file', 'normalise_masks',
+           'count_masks', 'split_at_masks', 'words', 'count_words', 'stopwords_english', 'setup_textattack_offline']
 
 # %% ../nbs/00_core.ipynb #dcabe5cf
 def get_logger(name: str = "deid_nb") -> logging.Logger:
@@ -93,6 +93,14 @@ def seed_everything(seed: int = 0) -> int:
     if importlib.util.find_spec("torch") is not None:
         importlib.import_module("torch").manual_seed(seed)
     return seed
+
+# %% ../nbs/00_core.ipynb #6ec4f02e
+def cpu_threads() -> int:
+    "Torch threads for this process's work: `$DEID_NB_THREADS` (the runner's share per notebook), else every core."
+    value = os.environ.get("DEID_NB_THREADS", "").strip()
+    if value and not (value.isdigit() and int(value) > 0):
+        raise ValueError(f"DEID_NB_THREADS must be a positive whole number, got {value!r}")
+    return int(value) if value else (os.cpu_count() or 1)
 
 # %% ../nbs/00_core.ipynb #7004dc80
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,127}")

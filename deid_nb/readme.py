@@ -29,6 +29,7 @@ RESULT_SECTIONS = {  # system → [(stem, title, caption, folded)], in the paper
         ("table2", "Table 2 — words masked to reach each privacy level", "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, with 95% bootstrap intervals; the paper's numbers in the `paper_` columns.", False),
         ("fig2_pareto", "Figure 2 — privacy against utility", "Ensemble re-identification against % of words masked for every K and IDF fraction; the paper's Table 2 points overlaid.", False),
         ("table2_sweep", "Table 2's full sweep", "Every K and IDF fraction behind Table 2 and Figure 2.", True),
+        ("evaluation_precision", "Table 2's evaluation, checked against full precision", "First places of the ensemble's bfloat16 view (`FirstPlaces`) against float32 on NN DeID's smallest K; the largest score error and the margin.", True),
         ("table3_ablation", "Table 3 — ablation of the re-identifier", "Top-1 accuracy of the re-identifier trained without each ingredient.", False),
         ("fig3_two_reidentifiers", "Figure 3 — hiding from one re-identifier, seen by another", "Ranks of the true person under the search's own model and a second model, per document and K.", False),
         ("fig3_transfer", "Figure 3 in numbers", "How many documents hidden from one model the other still finds.", True),

@@ -179,12 +179,28 @@ def _longest_chains_first(plan: RunPlan, waiting: list[tuple[Path, str]], needs:
         chain[task] = plan.expected_seconds(*task) + max([chain[u] for u, pre in needs.items() if task in pre], default=0)
     return sorted(waiting, key=lambda t: -chain[t])  # list scheduling; stable: then plan order
 
+# %% ../nbs/09_reproduce.ipynb #5c609f85
+import contextlib
+
+@contextlib.contextmanager
+def _core_shares(jobs: int):
+    "While inside: kernels started from here get their share of the cores (torch, OpenMP, BLAS) and idle OpenMP threads sleep."
+    share = str(max(1, (os.cpu_count() or 1) // jobs))
+    wanted = {**{name: os.environ.get(name, share) for name in ("DEID_NB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+              "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    saved = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    try:
+        yield wanted
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name) if value is None else os.environ.__setitem__(name, value)
+
 # %% ../nbs/09_reproduce.ipynb #3c157340
 def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
     "Yield (task, seconds) running up to `jobs` tasks at a time, each once the tasks it needs are done (those that others need first); the first failure is raised after the running ones end."
     running, failure, waiting = {}, None, _longest_chains_first(plan, waiting, needs := plan.needs())
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # inherited by the kernels: idle OpenMP threads sleep, not spin
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:  # workers only start kernels
+    with _core_shares(jobs), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:  # workers only start kernels
         while running or (waiting and failure is None):
             blocked = set(waiting) | set(running.values())
             for task in [t for t in waiting if not set(needs[t]) & blocked][:jobs - len(running)] if failure is None else []:

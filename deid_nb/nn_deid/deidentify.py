@@ -195,6 +195,8 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
               ) -> DeidentifiedBatch:
     "Mask each document until `reidentifier` no longer ranks its person in the top `k`; a re-checked certificate for each."
     _check_choices(k, search, unit, long_documents)
+    if not getattr(reidentifier, "exact_ranks", True):  # `deid_nb.metrics.FirstPlaces`: exact only at rank 0
+        raise ValueError(f"{reidentifier!r} ranks only first places exactly (an evaluation view): de-identify against the model itself")
     documents, true_ids, skipped, positions = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
     if not documents:
         return DeidentifiedBatch([], skipped, [])

@@ -26,6 +26,7 @@ from ..baselines import load_spacy, redact_people
 from ..core import atomic_write
 from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
+from ..metrics import FirstPlaces
 from ..masking import word_spans
 from .deidentify import Deidentified, deidentify, truncate_to_window
 from ..encoders import resolve_encoder
@@ -98,6 +99,7 @@ class RunSize:
     beam_reidentifier: str  # Appendix B: the re-identifier both TextAttack searches hide from
     strong_adversary: str | None  # Table 2 / Figs 2-4 / Table 4: NN DeID also hides from this (stronger) re-identifier; None: not run
     reuse_cache: bool  # reuse cached results under artifacts/results (quick recomputes, to exercise the code)
+    evaluation_precision: str = "auto"  # the ensemble's neural members: "auto" (`FirstPlaces`: bfloat16 where native, first places re-checked in float32) or "float32"
 
 # %% ../../nbs/18_experiments.ipynb #afce5c99
 RUN_SIZES = {
@@ -155,18 +157,23 @@ def experiment_reidentifier(name: str, # a registry name: "nn_uniform", "nn_idf"
         return hybrid_from_spec(spec, NeuralReidentifier(zero_shot_model(), data.people, spec.neural), data, name)
     return NeuralReidentifier(zero_shot_model(), data.people, name)
 
+# %% ../../nbs/18_experiments.ipynb #57f19ca0
 def experiment_ensemble(data: PeopleDataset, profile: str | RunSize, artifacts_dir=None) -> list:
-    "The run's ensemble of re-identifiers over all of `data`; its neural members remember the documents they embedded."
-    ensemble = [experiment_reidentifier(name, data, profile, artifacts_dir) for name in run_size(profile).ensemble]
-    for member in ensemble:
+    "The run's ensemble over all of `data`: neural members remember what they embedded and, by default, are seen through `FirstPlaces`."
+    ensemble, precision = [], run_size(profile).evaluation_precision
+    for name in run_size(profile).ensemble:
+        member = experiment_reidentifier(name, data, profile, artifacts_dir)
         if isinstance(member, NeuralReidentifier):
             member.remember = 50_000  # an evaluation re-scores many identical texts (the same masking at several K or fractions)
+            member = member if precision == "float32" else FirstPlaces(member, precision)  # its cheap copy remembers too
+        ensemble.append(member)
     return ensemble
 
 # %% ../../nbs/18_experiments.ipynb #2db6c481
 def model_key(reidentifier) -> str:
-    "What a re-identifier's results depend on: its name and its trained model's run folder (or 'untrained')."
-    return f"{reidentifier.name}:{Path(str(getattr(reidentifier, 'trained_in', None) or 'untrained')).name}"
+    "What a re-identifier's results depend on: its name, its trained model's run folder (or 'untrained'), and whether it is a `FirstPlaces` view."
+    key = f"{reidentifier.name}:{Path(str(getattr(reidentifier, 'trained_in', None) or 'untrained')).name}"
+    return key if getattr(reidentifier, "exact_ranks", True) else f"{key}@first-places"
 
 def cached_redaction(people: Sequence[Person], method: str, # a key of deid_nb.baselines.BASELINES
                      dataset_name: str, profile: str | RunSize,

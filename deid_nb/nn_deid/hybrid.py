@@ -6,19 +6,21 @@
 from __future__ import annotations
 
 import copy
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 import numpy as np
 from fastcore.basics import patch
 
 from ..baselines import named_entity_redact
+from ..core import MASK_TOKEN
 from ..data import Person
-from ..masking import mask_fraction_of_types
-from .neural import NeuralReidentifier
-from ..reidentifier import BM25Reidentifier, Reidentifier, ranks_from_scores
+from ..masking import UNIT_PATTERN, mask_fraction_of_types
+from .neural import NeuralReidentifier, TokenStates
+from ..reidentifier import BM25Reidentifier, Reidentifier, goal_scores, ranks_from_scores
 
 # %% auto #0
-__all__ = ['LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'WEIGHT_CONDITIONS', 'standardise_rows', 'HybridReidentifier',
+__all__ = ['LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'WEIGHT_CONDITIONS', 'standardise_rows', 'HybridReidentifier', 'HybridStates',
            'channel_conditions', 'lexical_weight_table', 'fitted_lexical_weight', 'fit_lexical_channel']
 
 # %% ../../nbs/13_hybrid.ipynb #h0code1
@@ -53,8 +55,11 @@ class HybridReidentifier(Reidentifier):
 
     def score_batch(self, documents: list[str]) -> np.ndarray:
         "Neural logits plus lexical_weight times the standardised BM25 channel, float32 (n_documents, n_candidates)."
-        neural = self.neural.score(documents)
-        return neural if self.lexical_weight == 0 else neural + self.lexical_weight * self.lexical_scores(documents)
+        return self.combine(self.neural.score(documents), documents)
+
+    def combine(self, neural_scores: np.ndarray, documents: Sequence[str]) -> np.ndarray:
+        "`neural_scores` (one row per document) plus lexical_weight times the documents' standardised BM25 channel."
+        return neural_scores if self.lexical_weight == 0 else neural_scores + self.lexical_weight * self.lexical_scores(documents)
 
     def document_window(self): return self.neural.document_window()  # the neural channel reads a prefix; BM25 all of it
 
@@ -82,6 +87,41 @@ def reduced_precision(self: HybridReidentifier, dtype: str = "auto") -> HybridRe
     fast = copy.copy(self)
     fast.neural, fast.name = neural, f"{self.name}@{neural.name.rsplit('@', 1)[-1]}"
     return fast
+
+# %% ../../nbs/13_hybrid.ipynb #fd6a5ea9
+@dataclass
+class HybridStates:
+    "A text and its neural channel's token states: what the hybrid's white-box estimates read."
+    neural: TokenStates
+    text: str
+
+def _mask_units(text: str, positions: Iterable[int]) -> str:
+    "`text` with the units (`deid_nb.masking.UNIT_PATTERN`: words and masks) at `positions` replaced by the mask token."
+    spans = [m.span() for m in UNIT_PATTERN.finditer(text)]
+    for i in sorted(set(positions), reverse=True):
+        text = text[:spans[i][0]] + MASK_TOKEN + text[spans[i][1]:]
+    return text
+
+# %% ../../nbs/13_hybrid.ipynb #3a51eba9
+@patch(as_prop=True)
+def deletion_rankings(self: HybridReidentifier) -> tuple[str, ...]:
+    "The neural channel's white-box estimates, best first (the BM25 channel is recomputed exactly under each)."
+    return self.neural.deletion_rankings
+
+@patch
+def score_with_states(self: HybridReidentifier, texts: Sequence[str], ranking: str = "pooled",
+                      batch_size: int | None = 64) -> tuple[np.ndarray, list[HybridStates]]:
+    "Scores of `texts` and their `HybridStates`, one pass of the neural channel each."
+    neural, states = self.neural.score_with_states(list(texts), ranking, batch_size)
+    return self.combine(neural, list(texts)), [HybridStates(s, t) for s, t in zip(states, texts)]
+
+@patch
+def deletion_scores(self: HybridReidentifier, states: HybridStates, true_id: str | None, candidates: Sequence,
+                    deleted: Iterable[int] = (), ranking: str = "pooled") -> np.ndarray:
+    "Estimated goal score of each candidate masking (None: its scores): the neural `ranking` estimate plus the exact BM25 channel."
+    neural = self.neural.deletion_scores(states.neural, None, candidates, deleted, ranking)
+    scores = self.combine(neural, [_mask_units(states.text, {*deleted, *positions}) for _, positions in candidates])
+    return scores if true_id is None else goal_scores(scores, int(self.columns([true_id])[0]))
 
 # %% ../../nbs/13_hybrid.ipynb #26d1da1d
 LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)

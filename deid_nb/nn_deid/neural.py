@@ -151,13 +151,13 @@ def score_with_states(self: NeuralReidentifier, texts: Sequence[str], ranking: s
     return np.asarray(self.score_embeddings(embedding)), states
 
 # %% ../../nbs/12_neural.ipynb #ae572385
-def _embedding_goal(reidentifier: NeuralReidentifier, pooled: torch.Tensor, column: int) -> np.ndarray:
-    "Goal scores of pooled token states, through the projection, normalisation and scores against G."
+def _estimated(reidentifier: NeuralReidentifier, pooled: torch.Tensor, true_id: str | None) -> np.ndarray:
+    "Pooled token states through the projection, normalisation and scores against G: `true_id`'s goal scores (None: the scores)."
     embedding = reidentifier.model.document_projection(pooled)
     if reidentifier.model.config.normalize:
         embedding = torch.nn.functional.normalize(embedding, dim=-1)
-    scores = reidentifier.model.score_embeddings(embedding, reidentifier.profile_embeddings.to(embedding.dtype))
-    return goal_scores(scores.float().cpu().numpy(), column)
+    scores = reidentifier.model.score_embeddings(embedding, reidentifier.profile_embeddings.to(embedding.dtype)).float().cpu().numpy()
+    return scores if true_id is None else goal_scores(scores, int(reidentifier.columns([true_id])[0]))
 
 # %% ../../nbs/12_neural.ipynb #d9bd317c
 def kept_tokens(unit_of: np.ndarray, # the unit of each token (-1: special tokens)
@@ -173,16 +173,15 @@ def kept_tokens(unit_of: np.ndarray, # the unit of each token (-1: special token
     return torch.from_numpy((~member[:, units]).astype(np.float32))
 
 # %% ../../nbs/12_neural.ipynb #f8d4298d
-def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str,
+def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str | None, # whose goal scores (None: all scores)
                            candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings to estimate
                            deleted: Iterable[int] = (), # units masked since `states` was computed
                           ) -> np.ndarray:
     "Estimated goal score of each candidate masking: its word pieces deleted from the mean of the token states."
-    column = int(reidentifier.columns([true_id])[0])
     kept = kept_tokens(states.unit_of, candidates, deleted)
     with torch.inference_mode():
         kept = kept.to(states.hidden.device)
-        return _embedding_goal(reidentifier, (kept @ states.hidden) / kept.sum(1, keepdim=True).clamp(min=1.0), column)
+        return _estimated(reidentifier, (kept @ states.hidden) / kept.sum(1, keepdim=True).clamp(min=1.0), true_id)
 
 # %% ../../nbs/12_neural.ipynb #b1a7e002
 def _bert_last_layer(model: BiEncoder):
@@ -222,7 +221,7 @@ def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
     return copies[dtype][1]
 
 # %% ../../nbs/12_neural.ipynb #b1a7e003
-def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str,
+def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str | None, # whose goal scores (None: all scores)
                                candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings to estimate
                                deleted: Iterable[int] = (), # units masked since `states` was computed
                                rows: int | None = 64, # at most this many tokens recomputed per candidate, those that moved most (None: no cap)
@@ -248,7 +247,7 @@ def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenSt
         attended = cheap.attention.output(blocks(context.transpose(0, 1).flatten(1)), blocks(x[token]))
         recomputed = cheap.output(cheap.intermediate(attended), attended)[:len(token)].float()
         total = (keep @ final).index_add_(0, which, recomputed - final[token])
-        return _embedding_goal(reidentifier, total / keep.sum(1, keepdim=True).clamp(min=1.0), int(reidentifier.columns([true_id])[0]))
+        return _estimated(reidentifier, total / keep.sum(1, keepdim=True).clamp(min=1.0), true_id)
 
 # %% ../../nbs/12_neural.ipynb #e200972e
 @patch(as_prop=True)
@@ -257,9 +256,9 @@ def deletion_rankings(self: NeuralReidentifier) -> tuple[str, ...]:
     return ("last_layer", "pooled") if _bert_last_layer(self.model) is not None else ("pooled",)
 
 @patch
-def deletion_scores(self: NeuralReidentifier, states: TokenStates, true_id: str, candidates: Sequence, deleted: Iterable[int] = (),
+def deletion_scores(self: NeuralReidentifier, states: TokenStates, true_id: str | None, candidates: Sequence, deleted: Iterable[int] = (),
                     ranking: str = "pooled") -> np.ndarray:
-    "Estimated goal score of each candidate masking of the text `states` came from, by the `ranking` estimate."
+    "Estimated goal score of each candidate masking of the text `states` came from, by the `ranking` estimate (None: its scores)."
     if ranking not in self.deletion_rankings:
         raise ValueError(f"{self!r} offers no {ranking!r} estimate; it offers {self.deletion_rankings}")
     estimate = last_layer_deletion_scores if ranking == "last_layer" else pooled_deletion_scores

@@ -55,7 +55,7 @@ class TrainingConfig:
     validation_mask_fraction: float = 0.3  # validation also on documents with this fraction of word types masked
     max_validation_documents: int | None = 100  # validation is inference over all of them twice per epoch: keep it small on a CPU
     seed: int = 0
-    num_threads: int | None = 2  # torch CPU threads (None: leave as is)
+    num_threads: int | None = None  # torch CPU threads (None: leave as the process has them — the experiments set `cpu_threads()`)
     precision: str = "auto"  # training forward passes under autocast: "auto" (bfloat16 where native, else float32), "bfloat16", "float32"
 
     def __post_init__(self):
