@@ -244,7 +244,7 @@ def add_reproduce_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)")
     run.add_argument("--only", nargs="+", help="run only notebooks whose name contains one of these")
     run.add_argument("--force", action="store_true", help="rerun notebooks even if already done")
-    run.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (make reproduce: 2, one per core)")
+    run.add_argument("--jobs", type=int, default=1, help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=1)")
     run.add_argument("--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing")
     run.add_argument("--nbs-dir", help="folder holding the notebooks (default: the checkout's nbs/)")
     run.add_argument("--no-readme", action="store_true", help="do not rewrite the README's Results section")
