@@ -151,28 +151,51 @@ def prompt_ids(self: LMInfiller, context: SpanContext, passages: Sequence[str]) 
     ids = self._ids(text)
     return [_start_id(self.tokenizer)] + ids[max(0, len(ids) - self.max_prompt_tokens + 1):]
 
+# %% ../../nbs/43_infillers.ipynb #e2e8d108
+@patch
+@torch.no_grad()
+def prefill(self: LMInfiller, prompt: list[int]):
+    "One forward pass over the prompt, keeping its cache: the beams and every hypothesis's score continue from it."
+    return self.model(input_ids=torch.tensor([prompt], device=next(self.model.parameters()).device), use_cache=True)
+
+def _beam_cache(prefix, n_prompt: int, beams: int):
+    "A copy of the prompt's cache without its last token, one row per beam; None where the cache type cannot be cut."
+    if n_prompt < 2 or prefix is None:
+        return None
+    try:
+        cache = deepcopy(prefix.past_key_values)
+        cache.crop(n_prompt - 1)
+        cache.batch_repeat_interleave(beams)
+        return cache
+    except (AttributeError, NotImplementedError, ValueError, TypeError):
+        return None
+
 # %% ../../nbs/43_infillers.ipynb #bef5011a
 @patch
 @torch.no_grad()
-def generate_beams(self: LMInfiller, prompt: list[int]) -> list[str]:
+def generate_beams(self: LMInfiller, prompt: list[int],
+                   prefix=None, # the prompt's `prefill` (None: `generate` encodes the prompt itself, once per beam)
+                  ) -> list[str]:
     "The LM's `beams` best continuations of the prompt, each cut at the first punctuation."
     if not self.beams:
         return []
     device = next(self.model.parameters()).device
+    cache = _beam_cache(prefix, len(prompt), self.beams)  # generate then runs only the prompt's last token, per beam
     out = self.model.generate(torch.tensor([prompt], device=device), attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
                               num_beams=self.beams, num_return_sequences=self.beams, max_new_tokens=self.max_new_tokens,
-                              do_sample=False, pad_token_id=self.tokenizer.pad_token_id)
+                              do_sample=False, pad_token_id=self.tokenizer.pad_token_id, **({"past_key_values": cache} if cache is not None else {}))
     return [_cut_beam(self.tokenizer.decode(row[len(prompt):], skip_special_tokens=True)) for row in out]
 
 # %% ../../nbs/43_infillers.ipynb #bb006b05
 @patch
 @torch.no_grad()
 def continuation_logprobs(self: LMInfiller, prompt: list[int], hypotheses: Sequence[str], # written after the prompt (with their leading space)
-                          right: str) -> tuple[np.ndarray, np.ndarray]:
+                          right: str, prefix=None, # the prompt's `prefill` (None: computed here)
+                         ) -> tuple[np.ndarray, np.ndarray]:
     "Per hypothesis: log p(hypothesis | prompt) and log p(right-context tokens | prompt + hypothesis); the prompt's cache is shared."
     device = next(self.model.parameters()).device
     right_ids = self._ids(right)[:self.right_tokens] or [self.tokenizer.eos_token_id]
-    prefix = self.model(input_ids=torch.tensor([prompt], device=device), use_cache=True)
+    prefix = prefix if prefix is not None else self.prefill(prompt)
     first = prefix.logits[0, -1].float().log_softmax(-1)  # the distribution of each hypothesis's first token
     own, scores = [], []
     for b in range(0, len(hypotheses), self.batch_size):
@@ -192,11 +215,11 @@ def continuation_logprobs(self: LMInfiller, prompt: list[int], hypotheses: Seque
 
 # %% ../../nbs/43_infillers.ipynb #832b80cc
 @patch
-def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int]) -> dict[str, float]:
+def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int], prefix=None) -> dict[str, float]:
     "{hypothesis: copy score (0 when the passages lack it)}: copy candidates ∪ LM beams, the visible length enforced when any fits."
     scored = self.copy.candidates(context, passages)
     copy_scores = {text: score for score, text in scored}
-    found = list(dict.fromkeys(h for h in [text for _, text in scored[:self.n_copy]] + self.generate_beams(prompt) if h))
+    found = list(dict.fromkeys(h for h in [text for _, text in scored[:self.n_copy]] + self.generate_beams(prompt, prefix) if h))
     if context.n_words:
         found = [h for h in found if len(re.findall(r"\w+", h)) == context.n_words] or found
     return {h: copy_scores.get(h, 0.0) for h in found}
@@ -206,11 +229,12 @@ def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], 
 def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> str:
     "The hypothesis maximising hypothesis_weight × log p(hypothesis | prompt) + log p(right | prompt + hypothesis) + copy_weight × copy score."
     prompt = self.prompt_ids(context, passages)
-    found = self.hypotheses(context, passages, prompt)
+    prefix = self.prefill(prompt) if self.beams else None  # the prompt is encoded once, for the beams and the scores
+    found = self.hypotheses(context, passages, prompt, prefix)
     if not found:
         return ""
     space = context.left[len(context.left.rstrip()):]
-    own, right = self.continuation_logprobs(prompt, [space + h for h in found], context.right)
+    own, right = self.continuation_logprobs(prompt, [space + h for h in found], context.right, prefix)
     scores = self.hypothesis_weight * own + right + self.copy_weight * np.array(list(found.values()))
     return list(found)[int(np.argmax(scores))]
 
