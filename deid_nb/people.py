@@ -5,6 +5,7 @@
 # %% ../nbs/01_people.ipynb #458310d8
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -138,10 +139,20 @@ def jsonl_records(path: Path, numbers_as_text: bool = True) -> list[tuple[int, d
         raise DataError(f"{path}: the file is empty (no records)")
     return records
 
+# %% ../nbs/01_people.ipynb #fc175310
+@contextlib.contextmanager
+def _long_csv_fields(limit: int = 2**31 - 1):
+    "While inside: `csv` reads fields up to `limit` characters (its default is 131,072); the previous limit is restored."
+    previous = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
 # %% ../nbs/01_people.ipynb #c6af08ae
 def _csv_records(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
     "Header, records (all fields text) and the line each record starts on; a record with the wrong field count raises."
-    with open(path, newline="", encoding="utf-8-sig") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f, _long_csv_fields():
         reader = csv.reader(f, strict=True)
         try:
             header, records, lines, start = next(reader, None), [], [], 2
@@ -212,12 +223,12 @@ def clean_value(value) -> str:
     return str(value).strip()
 
 def id_text(value):
-    "An id as loaded: text and integers exactly as written, missing as empty; anything else is left for validation to reject."
+    "An id as loaded: text without its surrounding spaces, integers as written, missing as empty; anything else is left for validation to reject."
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return str(value)
-    return value
+    return value.strip() if isinstance(value, str) else value
 
 # %% ../nbs/01_people.ipynb #fac49643
 def _row_profile(row: Mapping, profile_columns: list[str] | None, profile_column: str | None) -> dict[str, str]:

@@ -83,7 +83,12 @@ BAD_RECORDS = {
     "repeated id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,bob,bob\n1,cy,cy\n", {},
                           "line 4", "1", "the id repeats the one at line 2"),
     "empty document (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,,bob\n", {}, "line 3", "2", "the document is empty or not text"),
-    "whitespace id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n  ,bob,bob\n", {}, "line 3", "  ", "the id is empty"),
+    "whitespace id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n  ,bob,bob\n", {}, "line 3", "", "the id is empty"),
+    "ids that differ only by surrounding spaces (CSV)": ("people.csv", "id,document,name\n 1,ann,ann\n1 ,bob,bob\n", {}, "line 3", "1",
+                                                         "the id repeats the one at line 2"),
+    "ids that differ only by surrounding spaces (JSONL)": ("people.jsonl", '{"id": "1\\t", "document": "ann", "name": "ann"}\n'
+                                                           '{"id": " 1", "document": "bob", "name": "bob"}\n', {}, "line 2", "1",
+                                                           "the id repeats the one at line 1"),
     "empty profile (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,bob,\n", {}, "line 3", "2", "the profile is empty"),
     "profile cell not JSON (CSV)": ("people.csv", 'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,{name: bob}\n',
                                     {"profile_column": "profile"}, "line 3", "2", "the 'profile' cell is not valid JSON"),
@@ -126,6 +131,16 @@ def test_bad_record_raises_when_asked(tmp_path, name, text, kwargs, location, pe
     with pytest.raises(DataError) as error:
         people_from_table(path, on_error="raise", **kwargs)
     assert str(error.value).startswith(f"{path}: {location} (id {person_id!r}): {reason}")
+
+
+def test_csv_field_over_the_csv_modules_limit_loads_as_from_jsonl(tmp_path):
+    document = "a long biography " * 10_000  # 170,000 characters: over Python csv's default field_size_limit (131,072)
+    csv_path = write(tmp_path, "people.csv", f'id,document,name\np1,"{document}",ann\n')
+    jsonl_path = write(tmp_path, "people.jsonl", json.dumps({"id": "p1", "document": document, "name": "ann"}) + "\n")
+    limit = csv.field_size_limit()
+    assert people_from_table(csv_path, on_error="raise") == people_from_table(jsonl_path, on_error="raise")
+    assert people_from_table(csv_path)[0].document == document.strip()
+    assert csv.field_size_limit() == limit  # the csv module's setting is put back
 
 
 def test_dataframe_rows_are_named_by_index_and_float_ids_refused():
@@ -172,9 +187,9 @@ def test_numeric_jsonl_ids_stay_as_written(tmp_path):
     assert people.skipped == []
 
 
-# ---------------------------------------------------------------- property tests: ids round-trip
+# ---------------------------------------------------------------- property tests: ids round-trip (less their surrounding spaces)
 ids = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: s.strip())
-id_lists = st.lists(ids, min_size=1, max_size=8, unique=True)
+id_lists = st.lists(ids, min_size=1, max_size=8, unique_by=str.strip)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -186,7 +201,7 @@ def test_csv_round_trips_any_id(tmp_path, person_ids):
         writer.writerow(["id", "document", "name"])
         writer.writerows([person_id, f"document {i}, with a comma", f"name {i}"] for i, person_id in enumerate(person_ids))
     people = people_from_table(path, on_error="raise")
-    assert [p.person_id for p in people] == person_ids
+    assert [p.person_id for p in people] == [person_id.strip() for person_id in person_ids]
     assert [p.document for p in people] == [f"document {i}, with a comma" for i in range(len(person_ids))]
 
 
@@ -196,7 +211,7 @@ def test_jsonl_round_trips_any_id(tmp_path, person_ids, ensure_ascii):
     path = tmp_path / "people.jsonl"
     path.write_text("".join(json.dumps({"id": person_id, "document": f"document {i}", "name": "x"}, ensure_ascii=ensure_ascii) + "\n"
                             for i, person_id in enumerate(person_ids)), encoding="utf-8")
-    assert [p.person_id for p in people_from_table(path, on_error="raise")] == person_ids
+    assert [p.person_id for p in people_from_table(path, on_error="raise")] == [person_id.strip() for person_id in person_ids]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
