@@ -125,6 +125,7 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     import papermill
     from papermill.exceptions import PapermillExecutionError
     output.parent.mkdir(parents=True, exist_ok=True)
+    _marker(output).unlink(missing_ok=True)  # the output is about to be overwritten: it is not done until the run ends
     start = time.time()
     try:
         papermill.execute_notebook(str(notebook), str(output), parameters=parameters, cwd=str(Path(notebook).parent),

@@ -6,8 +6,11 @@ import io
 import json
 import logging
 import re
+from pathlib import Path
 
+import nbformat
 import pandas as pd
+import papermill
 import pytest
 
 from deid_nb.baselines import BASELINES, dataset_idf, redact_people
@@ -16,6 +19,7 @@ from deid_nb.metrics import evaluate_masking, information_loss, percent_masked, 
 from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.people import DataError
 from deid_nb.reidentifier import WordOverlapReidentifier
+from deid_nb.reproduce import RunPlan, experiment_notebooks, is_done, reproduce, task_fingerprint
 from deid_nb.report.cli import main
 
 PEOPLE = make_synthetic_people(6, seed=1)
@@ -182,3 +186,24 @@ def test_bad_cli_call_exits_1_and_writes_nothing(folder, arguments, message):
         status = main(arguments.format(f=folder, table=" ".join(TABLE)).split())
     assert status == 1 and message in errors.getvalue(), errors.getvalue()
     assert not (folder / "out.jsonl").exists() and not (folder / "out").exists()
+
+
+# ---------------------------------------------------------------- interrupted runs, bad caches and empty inputs (issue 32)
+def test_killed_forced_rerun_leaves_the_task_not_done(tmp_path, monkeypatch):
+    notebook = nbformat.v4.new_notebook(metadata={"deid_nb": {"experiment": True, "datasets": ["a"]}})
+    notebook.cells = [nbformat.v4.new_code_cell("dataset, profile = 'x', 'quick'", metadata={"tags": ["parameters"]})]
+    nbformat.write(notebook, tmp_path / "20_x.ipynb")
+    plan = RunPlan(experiment_notebooks(tmp_path), runs_dir=tmp_path / "runs")
+    (path, dataset), = plan.tasks()
+    output, fingerprint = plan.output_path(path, dataset), task_fingerprint(path, {"dataset": "a", "profile": "default"})
+    output.parent.mkdir(parents=True)
+    output.with_suffix(".done.json").write_text(json.dumps({"fingerprint": fingerprint, "seconds": 1.0}))  # an earlier complete run
+    assert is_done(output, fingerprint)
+
+    def killed(notebook, output, **kwargs):
+        Path(output).write_text("{}")  # half the notebook written, then the process is killed
+        raise KeyboardInterrupt
+    monkeypatch.setattr(papermill, "execute_notebook", killed)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(plan, force=True)
+    assert not is_done(output, fingerprint)
