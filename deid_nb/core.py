@@ -14,18 +14,21 @@ import random
 import re
 import tempfile
 import urllib.request
+import zipfile
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import platformdirs
+from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['WORD_PATTERN', 'MASK_TOKEN', 'MASK_ALIASES', 'get_logger', 'enable_console_logging', 'cache_root', 'get_data_dir',
            'get_artifacts_dir', 'get_figures_dir', 'seed_everything', 'cpu_threads', 'safe_name', 'atomic_path',
-           'atomic_write', 'sha256_of', 'ChecksumError', 'check_sha256', 'download_file', 'normalise_masks',
-           'count_masks', 'split_at_masks', 'words', 'count_words', 'stopwords_english', 'setup_textattack_offline']
+           'atomic_write', 'read_cache', 'sha256_of', 'ChecksumError', 'check_sha256', 'download_file',
+           'normalise_masks', 'count_masks', 'split_at_masks', 'words', 'count_words', 'stopwords_english',
+           'setup_textattack_offline']
 
 # %% ../nbs/00_core.ipynb #dcabe5cf
 def get_logger(name: str = "deid_nb") -> logging.Logger:
@@ -142,6 +145,23 @@ def atomic_write(path: str | Path, mode: str = "w", **open_kwargs):
     "Open a temporary file beside `path` for writing; on success rename it to `path`, on error remove it."
     with atomic_path(path) as tmp, open(tmp, mode, **open_kwargs) as f:
         yield f
+
+# %% ../nbs/00_core.ipynb #ec8ae9c5
+_UNREADABLE = (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile, SafetensorError)
+
+def read_cache(path: str | Path, # a cache file this package wrote
+               read: Callable[[Path], object], # how to read it: json, numpy, safetensors ...
+              ):
+    "`read(path)`, or None when the file is missing or unreadable (truncated, corrupt): then a warning names the file."
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        return read(path)
+    except _UNREADABLE as error:
+        get_logger("deid_nb.core").warning("%s: unreadable cache file (%s: %s); recomputing it",
+                                           path, type(error).__name__, str(error).splitlines()[0] if str(error) else "")
+        return None
 
 # %% ../nbs/00_core.ipynb #0f5bc877
 def sha256_of(path: str | Path, chunk_size: int = 1 << 20) -> str:

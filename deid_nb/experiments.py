@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 import deid_nb
-from .core import atomic_path, atomic_write, get_artifacts_dir, get_figures_dir, get_logger, safe_name
+from .core import atomic_path, atomic_write, get_artifacts_dir, get_figures_dir, get_logger, read_cache, safe_name
 from .data import Person
 
 logger = get_logger("deid_nb.experiments")
@@ -92,20 +92,10 @@ def save_figure(figure, stem: str, dataset_name: str, profile: str | object, out
     return path
 
 # %% ../nbs/07_experiments.ipynb #2206fd0c
-def _read_cached(path: Path, read: Callable):
-    "`read(path)`, or None (logged, naming the file) when the file is missing, truncated or unreadable: then it is recomputed."
-    if not path.exists():
-        return None
-    try:
-        return read(path)
-    except (ValueError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        logger.warning("%s: unreadable cache file (%s: %s); recomputing it", path, type(error).__name__, error)
-        return None
-
 def cached_json(path: str | Path, compute: Callable[[], object], reuse: bool = True):
     "The JSON value stored at `path`, or `compute()` written there (atomically) first."
     path = Path(path)
-    value = _read_cached(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None
+    value = read_cache(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None
     if value is not None:
         return value
     value = compute()
@@ -125,7 +115,7 @@ def _json_default(value):
 def cached_frame(path: str | Path, compute: Callable[[], pd.DataFrame], reuse: bool = True) -> pd.DataFrame:
     "The DataFrame stored as CSV at `path`, or `compute()` written there (atomically) first."
     path = Path(path)
-    frame = _read_cached(path, pd.read_csv) if reuse else None
+    frame = read_cache(path, pd.read_csv) if reuse else None
     if frame is not None:
         return frame
     with atomic_write(path, encoding="utf-8") as f:

@@ -12,11 +12,16 @@ import nbformat
 import pandas as pd
 import papermill
 import pytest
+import torch
+from safetensors.torch import save_file
 
 from deid_nb.baselines import BASELINES, dataset_idf, redact_people
 from deid_nb.data import Person, make_synthetic_people
+from deid_nb.experiments import cached_json
 from deid_nb.metrics import evaluate_masking, information_loss, percent_masked, reidentification_ranks
 from deid_nb.nn_deid.deidentify import deidentify
+from deid_nb.nn_deid.model import (BiEncoder, cached_profile_embeddings, load_model, profile_cache_path, save_model,
+                                   tiny_config)
 from deid_nb.people import DataError
 from deid_nb.reidentifier import WordOverlapReidentifier
 from deid_nb.reproduce import RunPlan, experiment_notebooks, is_done, reproduce, task_fingerprint
@@ -207,3 +212,37 @@ def test_killed_forced_rerun_leaves_the_task_not_done(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         reproduce(plan, force=True)
     assert not is_done(output, fingerprint)
+
+
+TINY = BiEncoder(tiny_config())
+
+
+@pytest.mark.parametrize("shape", [(5, 64), (6, 32)], ids=["too few rows", "wrong dimension"])
+def test_profile_cache_of_the_wrong_size_is_recomputed(tmp_path, caplog, shape):
+    path = profile_cache_path(TINY, PEOPLE, tmp_path)
+    save_file({"profile_embeddings": torch.zeros(shape)}, str(path))
+    with caplog.at_level(logging.WARNING, logger="deid_nb"):
+        embeddings = cached_profile_embeddings(TINY, PEOPLE, tmp_path)
+    assert tuple(embeddings.shape) == (len(PEOPLE), 64)
+    assert caplog.records[0].getMessage().startswith(f"{path}: cached profile embeddings of shape {shape}, not (6, 64)")
+
+
+def test_truncated_caches_are_recomputed_naming_the_file(tmp_path, caplog):
+    expected = cached_profile_embeddings(TINY, PEOPLE, tmp_path)
+    path = profile_cache_path(TINY, PEOPLE, tmp_path)
+    path.write_bytes(path.read_bytes()[:50])
+    json_cache = tmp_path / "results.json"
+    json_cache.write_text('{"p1": [1, 2')
+    with caplog.at_level(logging.WARNING, logger="deid_nb"):
+        assert torch.allclose(cached_profile_embeddings(TINY, PEOPLE, tmp_path), expected)
+        assert cached_json(json_cache, lambda: {"p1": [1, 2]}) == {"p1": [1, 2]}
+    assert [r.getMessage().split(": unreadable cache file")[0] for r in caplog.records] == [str(path), str(json_cache)]
+
+
+def test_truncated_user_model_is_one_line_naming_the_file(tmp_path):
+    save_model(TINY, tmp_path)
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    with pytest.raises(ValueError) as error:
+        load_model(tmp_path)
+    assert str(error.value).startswith(f"{weights}: not readable weights of this model") and "\n" not in str(error.value)

@@ -15,9 +15,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 from fastcore.basics import patch
+from safetensors import SafetensorError
 from torch import nn
 
-from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger, normalise_masks
+from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger, normalise_masks, read_cache
 from ..data import Person, linearise_profile
 from ..encoders import TINY_ENCODER, load_encoder, resolve_encoder, tokenizer_mask_token
 
@@ -215,8 +216,12 @@ def load_model(directory: str | Path, device: str = "cpu") -> BiEncoder:
     directory = Path(directory)
     if not (directory / "model.safetensors").exists():
         raise FileNotFoundError(f"{directory}: no model.safetensors (train the model first, see deid_nb.nn_deid.training)")
-    model = BiEncoder(_read_config(directory / "config.json"))
-    model.load_state_dict(load_file(str(directory / "model.safetensors")))
+    model, weights = BiEncoder(_read_config(directory / "config.json")), directory / "model.safetensors"
+    try:
+        model.load_state_dict(load_file(str(weights)))
+    except (SafetensorError, RuntimeError, OSError) as error:  # truncated, corrupt, or another model's weights
+        raise ValueError(f"{weights}: not readable weights of this model ({str(error).splitlines()[0]}); "
+                         "train or save the model again") from None
     return model.to(device)
 
 # %% ../../nbs/10_model.ipynb #db6fc072
@@ -248,6 +253,17 @@ def profile_cache_path(model: BiEncoder, people: Sequence[Person], cache_dir: st
     "The cache file of G for this model's profile side and these candidates."
     return Path(cache_dir) / f"profiles-{fingerprint(model, 'profile')}-{candidates_hash(people)}.safetensors"
 
+# %% ../../nbs/10_model.ipynb #fa89fd26
+def _read_profile_cache(path: Path, shape: tuple[int, int]) -> torch.Tensor | None:
+    "G from the cache file when it is readable and of `shape` (people × embedding size), else None with a warning naming the file."
+    from safetensors.torch import load_file
+    cached = read_cache(path, lambda p: load_file(str(p))["profile_embeddings"])
+    if cached is not None and tuple(cached.shape) != shape:
+        logger.warning("%s: cached profile embeddings of shape %s, not %s (people × embedding size); recomputing them",
+                       path, tuple(cached.shape), shape)
+        return None
+    return cached
+
 # %% ../../nbs/10_model.ipynb #979b9821
 def cached_profile_embeddings(model: BiEncoder, people: Sequence[Person],
                               cache_dir: str | Path | None = None, # None: no disk cache
@@ -255,10 +271,11 @@ def cached_profile_embeddings(model: BiEncoder, people: Sequence[Person],
                               embeddings: torch.Tensor | None = None, # already computed G: only store it
                              ) -> torch.Tensor:
     "G for `people` (one row each): read from the cache if this model already embedded this pool, else computed and saved."
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
     path = profile_cache_path(model, people, cache_dir) if cache_dir else None
-    if embeddings is None and path is not None and path.exists():
-        return load_file(str(path))["profile_embeddings"]
+    cached = _read_profile_cache(path, (len(people), model.embedding_dim)) if embeddings is None and path else None
+    if cached is not None:
+        return cached
     if embeddings is None:
         embeddings = model.encode_profiles([p.profile for p in people], batch_size=batch_size, output="torch")
     if path is not None:
