@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from rank_bm25 import BM25Okapi
 from sentence_transformers import SentenceTransformer
 
-from ..core import atomic_path, get_artifacts_dir, normalise_masks
+from ..core import atomic_path, get_artifacts_dir, normalise_masks, read_cache
 from .knowledge_base import KnowledgeBase, Passage, build_knowledge_base, person_keys
 from ..encoders import resolve_encoder
 from ..reidentifier import BM25Reidentifier, Reidentifier, bm25_tokens
@@ -27,6 +27,8 @@ __all__ = ['ANON', 'SparseRetriever', 'chunk_text', 'span_query', 'DenseReranker
 class SparseRetriever(BM25Reidentifier):
     "BM25 over a knowledge base's passages (the package's BM25 with rank_bm25's defaults); `top_documents` ranks inside a level."
     def __init__(self, knowledge_base: KnowledgeBase, k1: float = 1.5, b: float = 0.75):
+        if not len(knowledge_base):  # BM25's average passage length would divide by zero
+            raise ValueError("knowledge base: no passages to retrieve from (build it from a source, or with n_cities > 0)")
         self.name, self.k1, self.b, self.pair_distance, self.k3 = "sparse", k1, b, 0, None
         Reidentifier.__init__(self, [p.passage_id for p in knowledge_base.passages])
         self.bm25 = BM25Okapi([bm25_tokens(p.text) or ["\x00"] for p in knowledge_base.passages], k1=k1, b=b)
@@ -88,6 +90,11 @@ def _encoder_key(path: str) -> str:
                 digest.update(f.name.encode() + (f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode()))
     return digest.hexdigest()[:12]
 
+def _read_chunk_embeddings(path: Path) -> dict[str, np.ndarray]:
+    "{text hash: embedding} from a chunk-embedding cache file."
+    with np.load(path, allow_pickle=False) as stored:
+        return dict(zip(stored["hashes"].tolist(), stored["embeddings"]))
+
 # %% ../../nbs/41_retrieval.ipynb #4ebeb5a7
 class DenseReranker:
     "A zero-shot sentence-transformers bi-encoder that ranks chunks for a span query; chunk embeddings cached by text hash."
@@ -98,10 +105,8 @@ class DenseReranker:
         self.model, self.batch_size = model, batch_size
         self.encoder = SentenceTransformer(path, device=device)
         self.cache_path = Path(cache_dir or get_artifacts_dir() / "infill" / "chunk_embeddings") / f"{_encoder_key(path)}.npz"
-        self.cache, self.queries, self.encoded = {}, {}, 0  # queries: span-query embeddings, this process only (never saved)
-        if self.cache_path.exists():
-            with np.load(self.cache_path, allow_pickle=False) as stored:
-                self.cache = dict(zip(stored["hashes"].tolist(), stored["embeddings"]))
+        self.queries, self.encoded = {}, 0  # queries: span-query embeddings, this process only (never saved)
+        self.cache = read_cache(self.cache_path, _read_chunk_embeddings) or {}  # unreadable: a warning, then rebuilt
         self._saved = len(self.cache)
 
     def __repr__(self): return f"DenseReranker(model={self.model!r}, cached={len(self.cache)})"
