@@ -140,10 +140,15 @@ def _batches(encoded, batch_size: int, rng: np.random.RandomState | None = None)
 
 @torch.no_grad()
 def predict_tags(model: BiLSTMCRF, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, batch_size: int = 64) -> list[list[str]]:
-    "Predicted tags of each sentence (eval mode, no gradients)."
+    "Predicted tags of each sentence (eval mode, no gradients); an empty sentence gets an empty tag list."
     model.eval()
-    encoded = encode(sentences, embeddings)
-    return [[TAGS[i] for i in path] for b in _batches(encoded, batch_size) for path in model.decode(b.inputs, b.casing, b.mask)]
+    filled = [i for i, s in enumerate(sentences) if s.tokens]  # the LSTM cannot pack an empty sequence
+    encoded = encode([sentences[i] for i in filled], embeddings)
+    paths = [path for b in _batches(encoded, batch_size) for path in model.decode(b.inputs, b.casing, b.mask)]
+    tags = [[] for _ in sentences]
+    for i, path in zip(filled, paths):
+        tags[i] = [TAGS[t] for t in path]
+    return tags
 
 def evaluate_tagger(model: BiLSTMCRF, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings) -> dict[str, float]:
     "Binary token scores of the model on tagged sentences."
