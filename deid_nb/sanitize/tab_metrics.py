@@ -104,6 +104,10 @@ def _entities_to_mask(document: TabDocument, direct: bool = True, quasi: bool = 
 def _ratio(numerator: float, denominator: float) -> float:
     return float(numerator / denominator) if denominator else 0.0
 
+def _recall(masked: float, total: float) -> float:
+    "masked / total; NaN (undefined) when there is nothing to mask, as the reference scorer's micro-average has no denominator."
+    return float(masked / total) if total else math.nan
+
 # %% ../../nbs/31_tab_metrics.ipynb #413436b6
 @patch
 def entity_recall(self: TabScorer, masks: Mapping, direct: bool = True, quasi: bool = True) -> float:
@@ -114,7 +118,7 @@ def entity_recall(self: TabScorer, masks: Mapping, direct: bool = True, quasi: b
         for entity in _entities_to_mask(self.documents[doc_id], direct, quasi):
             total += 1
             masked += all(self.is_span_masked(doc_id, covered, m.start, m.end) for m in entity.mentions if m.needs_masking)
-    return _ratio(masked, total)
+    return _recall(masked, total)
 
 # %% ../../nbs/31_tab_metrics.ipynb #32dde801
 @patch
@@ -153,9 +157,9 @@ def scores(self: TabScorer, masks: Mapping,
           ) -> dict:
     "Every TAB measure of `masks` (reference scorer's names), unrounded."
     tokens, mentions = self.recall_counts(masks), self.recall_counts(masks, token_level=False)
-    result = {"token_recall": _ratio(tokens.masked.sum(), tokens.total.sum()),
-              "token_recall_by_type": {r.entity_type: _ratio(r.masked, r.total) for r in tokens.itertuples()},
-              "mention_recall": _ratio(mentions.masked.sum(), mentions.total.sum()),
+    result = {"token_recall": _recall(tokens.masked.sum(), tokens.total.sum()),
+              "token_recall_by_type": {r.entity_type: _recall(r.masked, r.total) for r in tokens.itertuples()},
+              "mention_recall": _recall(mentions.masked.sum(), mentions.total.sum()),
               "recall_all_entities": self.entity_recall(masks),
               "recall_direct_entities": self.entity_recall(masks, quasi=False),
               "recall_quasi_entities": self.entity_recall(masks, direct=False),
