@@ -23,7 +23,7 @@ __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE
 
 # %% ../../nbs/18_experiments.ipynb #751aef57
 from ..baselines import load_spacy, redact_people
-from ..core import atomic_write
+from ..core import atomic_write, safe_name
 from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
 from ..metrics import FirstPlaces
@@ -190,7 +190,8 @@ def _results_cache(reidentifier, dataset_name: str, profile, search: str, max_k:
     if search == "approximate":
         identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
     key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]
-    return results_dir(dataset_name, profile) / f"nn_deid_{reidentifier.name}_{search}_k{max_k}_{key}.json"
+    name = safe_name(reidentifier.name, "re-identifier name")  # it names the results file
+    return results_dir(dataset_name, profile) / f"nn_deid_{name}_{search}_k{max_k}_{key}.json"
 
 def _read_results(path: Path, reuse: bool) -> dict:
     "The cached results at `path` ({} when absent, not reused, or unreadable)."

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..core import get_artifacts_dir, get_logger
+from ..core import get_artifacts_dir, get_logger, safe_name
 from ..data import PeopleDataset
 from .hybrid import LEXICAL_WEIGHTS, PAIR_DISTANCES, HybridReidentifier, fit_lexical_channel
 from .model import BiEncoder, BiEncoderConfig
@@ -72,7 +72,7 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
     registry = REIDENTIFIERS if registry is None else registry
     if name not in registry:
         raise KeyError(f"unknown re-identifier {name!r}; known: {sorted(registry)}")
-    spec = registry[name]
+    spec = registry[safe_name(name, "re-identifier name")]
     if spec is None:
         return BM25Reidentifier(dataset.people, name=name)
     if isinstance(spec, HybridSpec):
