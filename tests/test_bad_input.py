@@ -5,6 +5,7 @@ import contextlib
 import io
 import json
 import logging
+import math
 import re
 from pathlib import Path
 
@@ -15,17 +16,26 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from deid_nb.adversarial.pii_data import TaggedSentence
+from deid_nb.adversarial.tagger import BiLSTMCRF, TaggerConfig, predict_tags
+from deid_nb.adversarial.word_embeddings import random_embeddings
 from deid_nb.baselines import BASELINES, dataset_idf, redact_people
-from deid_nb.data import Person, make_synthetic_people
+from deid_nb.data import PeopleDataset, Person, make_synthetic_people
 from deid_nb.experiments import cached_json
 from deid_nb.metrics import evaluate_masking, information_loss, percent_masked, reidentification_ranks
+from deid_nb.infill.knowledge_base import KnowledgeBase
+from deid_nb.infill.retrieval import SparseRetriever
 from deid_nb.nn_deid.deidentify import deidentify
+from deid_nb.nn_deid.experiments import nn_deid_results
+from deid_nb.nn_deid.registry import load_reidentifier
 from deid_nb.nn_deid.model import (BiEncoder, cached_profile_embeddings, load_model, profile_cache_path, save_model,
                                    tiny_config)
 from deid_nb.people import DataError
 from deid_nb.reidentifier import WordOverlapReidentifier
 from deid_nb.reproduce import RunPlan, experiment_notebooks, is_done, reproduce, task_fingerprint
 from deid_nb.report.cli import main
+from deid_nb.sanitize.tab_corpus import parse_tab_document
+from deid_nb.sanitize.tab_metrics import TabScorer
 
 PEOPLE = make_synthetic_people(6, seed=1)
 IDF = dataset_idf(PEOPLE)
@@ -246,3 +256,38 @@ def test_truncated_user_model_is_one_line_naming_the_file(tmp_path):
     with pytest.raises(ValueError) as error:
         load_model(tmp_path)
     assert str(error.value).startswith(f"{weights}: not readable weights of this model") and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/../../evil"])
+def test_reidentifier_names_cannot_place_files_outside_artifacts(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("DEID_NB_ARTIFACTS", str(tmp_path))
+    dataset = PeopleDataset.from_people("synthetic6", PEOPLE)
+    with pytest.raises(ValueError, match=f"re-identifier name {re.escape(repr(name))} cannot be used in a file name"):
+        load_reidentifier(name, dataset, registry={name: None})
+    named = WordOverlapReidentifier(PEOPLE, seed=1)
+    named.name = name
+    with pytest.raises(ValueError, match="cannot be used in a file name"):
+        nn_deid_results(PEOPLE[:1], named, "synthetic6", "quick", 1, search="greedy", progress=False)
+    assert not any(tmp_path.parent.glob("evil*"))
+
+
+def test_empty_knowledge_base_is_a_clear_error():
+    with pytest.raises(ValueError, match="knowledge base: no passages to retrieve from"):
+        SparseRetriever(KnowledgeBase([]))
+
+
+def test_empty_sentence_gets_empty_tags():
+    words = random_embeddings({"alma", "paints"}, dim=8)
+    torch.manual_seed(0)
+    tagger = BiLSTMCRF(words.dim, TaggerConfig(hidden=8))
+    sentence, empty = TaggedSentence("d", ["alma", "paints"], [0, 5], [4, 11], ["B-PERSON", "O"]), TaggedSentence("e", [], [], [], [])
+    tags = predict_tags(tagger, [empty, sentence, empty], words)
+    assert tags[0] == tags[2] == [] and len(tags[1]) == 2
+    assert predict_tags(tagger, [empty], words) == [[]]
+
+
+def test_tab_recall_with_nothing_to_mask_is_nan():
+    calm = parse_tab_document({"doc_id": "calm", "text": "The weather was fine.", "annotations": {"a1": {"entity_mentions": [
+        dict(entity_id="e1", start_offset=4, end_offset=11, span_text="weather", entity_type="MISC", identifier_type="NO_MASK")]}}})
+    scores = TabScorer([calm], spacy_model="sm").scores({"calm": []})
+    assert all(math.isnan(scores[k]) for k in ("token_recall", "mention_recall", "recall_all_entities", "recall_direct_entities"))
