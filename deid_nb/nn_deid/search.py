@@ -5,7 +5,6 @@
 # %% ../../nbs/15_search.ipynb #9b8d9b72
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
@@ -14,7 +13,7 @@ import pandas as pd
 from fastcore.basics import patch
 
 from ..core import MASK_ALIASES, MASK_TOKEN, count_masks, count_words
-from ..masking import UNIT_PATTERN
+from ..masking import UNIT_PATTERN, type_groups, type_key, word_keys
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
 
 # %% auto #0
@@ -57,19 +56,17 @@ def candidate_maskings(units: Units,
                        unit: str = "type", # "type": all occurrences of a word type; "token": one occurrence
                        allowed: Iterable[int] | None = None, # positions that may be masked (None: all)
                        skip_masks: bool = True, # leave mask tokens out (False: the caller's constraints do it, as in 17_textattack)
+                       keep: Iterable[str] = (), # words never masked (an allow-list, matched by `type_key`)
                       ) -> list[tuple[str, tuple[int, ...]]]:
-    "The maskings one search step may choose from, as (lower-cased word, positions)."
+    "The maskings one search step may choose from, as (word type, positions)."
     if unit not in UNITS:
         raise ValueError(f"unknown masking unit {unit!r}; choose one of {UNITS}")
-    masked, allowed = set(masked), None if allowed is None else set(allowed)
+    masked, allowed, kept = set(masked), None if allowed is None else set(allowed), word_keys(keep)
     open_positions = [i for i in range(len(units)) if i not in masked and not (skip_masks and units.is_mask(i))
-                      and (allowed is None or i in allowed)]
+                      and (allowed is None or i in allowed) and not (kept and type_key(units.words[i]) in kept)]
     if unit == "token":
-        return [(units.words[i].lower(), (i,)) for i in open_positions]
-    groups: dict[str, list[int]] = {}
-    for i in open_positions:
-        groups.setdefault(units.words[i].lower(), []).append(i)
-    return [(word, tuple(positions)) for word, positions in groups.items()]
+        return [(type_key(units.words[i]), (i,)) for i in open_positions]
+    return list(type_groups(units.words, open_positions).items())
 
 # %% ../../nbs/15_search.ipynb #02129a65
 def goal_met(rank: int, k: int | None) -> bool:
@@ -80,7 +77,7 @@ def goal_met(rank: int, k: int | None) -> bool:
 @dataclass
 class SearchStep:
     "One step of a search: what was masked and where the true profile ranks afterwards."
-    word: str  # the lower-cased word (type) masked at this step
+    word: str  # the word type (`type_key`) masked at this step
     positions: tuple[int, ...]  # its unit positions in the document (all occurrences for a type)
     rank: int  # true profile's rank after the step (0 = re-identified)
     score: float  # goal score −log p(true) after the step
@@ -207,6 +204,7 @@ def greedy_search(document: str, # the text to de-identify (may already contain 
                   unit: str = "type", # "type" (every occurrence of a word type) or "token"
                   allowed: Iterable[int] | None = None, # unit positions the search may mask (None: all)
                   batch_size: int | None = 256, # documents per `score` call (match TextAttack's model_batch_size)
+                  keep: Iterable[str] = (), # words never masked (an allow-list, matched by `type_key`)
                  ) -> Trajectory:
     "The greedy (beam width 1) trajectory, with TextAttack's decisions, scoring each step's candidates in one batch."
     units, column = Units.of(document), int(reidentifier.columns([true_id])[0])
@@ -215,7 +213,7 @@ def greedy_search(document: str, # the text to de-identify (may already contain 
                             max_k=max_k, model_calls=1)
     masked, rank = set(), trajectory.initial_rank
     while not goal_met(rank, max_k):
-        candidates = candidate_maskings(units, masked, unit, allowed)
+        candidates = candidate_maskings(units, masked, unit, allowed, keep=keep)
         if not candidates:
             break
         candidates, scores, gains = _evaluate(reidentifier, units, masked, candidates, column, batch_size)
@@ -301,6 +299,7 @@ def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], r
                             prune: bool | Sequence[int] | None = None, # prune for max_k (True), for these Ks, or not; None: the ranking's default
                             batch_size: int | None = 256, # documents per `score` call
                             prefilter: int | None = None, # rank only the pooled estimate's best `prefilter` by `ranking` (None: all)
+                            keep: Iterable[str] = (), # words never masked (an allow-list, matched by `type_key`)
                            ) -> list[Trajectory]:
     "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, optionally pruned; exact ranks."
     ranking = resolve_ranking(reidentifier, ranking)
@@ -315,7 +314,7 @@ def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], r
     for j, s in enumerate(searches) if states is not None else ():
         s.shortlist.update_states(states[j], s.masked)
     while candidates := {j: c for j, s in enumerate(searches) if not goal_met(s.trajectory.ranks[-1], max_k)
-                         and (c := candidate_maskings(s.units, s.masked, unit))}:
+                         and (c := candidate_maskings(s.units, s.masked, unit, keep=keep))}:
         _step_many(searches, candidates, reidentifier, ranking, batch_size)
     trajectories = [s.trajectory for s in searches]
     if prune is not False and (prune is not True or max_k is not None):
