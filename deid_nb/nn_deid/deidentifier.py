@@ -13,7 +13,6 @@ from typing import Sequence
 from fastcore.basics import patch
 
 from ..core import MASK_TOKEN, atomic_write, get_logger, safe_name
-from ..masking import UNIT_PATTERN
 from ..people import DataError, Person, PeopleDataset
 from ..reidentifier import BM25Reidentifier, Reidentifier
 from .model import cached_profile_embeddings, load_model, save_model
@@ -21,43 +20,28 @@ from .neural import NeuralReidentifier
 from .hybrid import HybridReidentifier
 from .registry import (DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT, HybridSpec, load_reidentifier,
                                       zero_shot_reidentifier)
-from .deidentify import Certificate, deidentify
+from .certificate import Certificate
+from .deidentify import deidentify
+from .operators import Operator, Span, apply_spans, masked_spans, released_spans
 
 # %% auto #0
-__all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'masked_spans', 'apply_spans', 'Redaction', 'check_trainable',
-           'reidentifier_spec', 'reidentifier_from_spec', 'Deidentifier']
+__all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'Redaction', 'check_trainable', 'reidentifier_spec',
+           'reidentifier_from_spec', 'Deidentifier']
 
 # %% ../../nbs/19_deidentifier.ipynb #a59ddcfb
 logger = get_logger("deid_nb.nn_deid.deidentifier")
 
-# %% ../../nbs/19_deidentifier.ipynb #ee48f070
-def masked_spans(original: str, masked: str) -> list[tuple[int, int]]:
-    "Character spans `[start, end)` of `original` whose units are masks in `masked` (masks already in `original` excluded)."
-    spans, masked_units = [], UNIT_PATTERN.findall(masked)
-    for match, unit in zip(UNIT_PATTERN.finditer(original), masked_units):
-        if unit == MASK_TOKEN and match.group() != MASK_TOKEN:
-            spans.append(match.span())
-    return spans
-
-def apply_spans(original: str, spans: Sequence[tuple[int, int]], placeholder: str = MASK_TOKEN, end: int | None = None) -> str:
-    "`original[:end]` with each span replaced by `placeholder`."
-    pieces, last = [], 0
-    for start, stop in sorted(spans):
-        pieces += [original[last:start], placeholder]
-        last = stop
-    return "".join(pieces) + original[last:end]
-
 # %% ../../nbs/19_deidentifier.ipynb #9653edd6
 @dataclass
 class Redaction:
-    "A de-identified document: the text with placeholders, the masked character spans of the original, the certificate."
+    "A de-identified document: the released text, the spans of the original it replaced, the certificate about the released text."
     person_id: str
     text: str
-    spans: list[tuple[int, int]]
+    spans: list[Span]
     certificate: Certificate
 
     def to_dict(self) -> dict:
-        return {"id": self.person_id, "text": self.text, "spans": [list(s) for s in self.spans],
+        return {"id": self.person_id, "text": self.text, "spans": [s.to_dict() for s in self.spans],
                 "certificate": self.certificate.to_dict()}
 
 # %% ../../nbs/19_deidentifier.ipynb #77bea1ac
@@ -119,24 +103,41 @@ def reidentifier_from_spec(spec: dict, people: Sequence[Person], model_dir: Path
 class Deidentifier:
     "NN DeID over a pool of people: `fit`, `transform`, `save_pretrained`, `from_pretrained`."
     def __init__(self, reidentifier: Reidentifier, people: Sequence[Person], k: int = 1,
-                 placeholder: str = MASK_TOKEN, # written in place of each masked word (spans are returned too)
-                 search: str = "approximate", long_documents: str = "windows"):
+                 placeholder: str = MASK_TOKEN, # written in place of each masked span by "replace" ("{entity_type}" is filled in)
+                 search: str = "approximate", long_documents: str = "windows",
+                 operator: str = "replace", # "replace", "redact", "hash" (salted) or "pseudonym"
+                 merge: bool = True, # adjacent masked words become one span
+                 salt: str | None = None, scope: str = "document", # hash's salt (None: random); pseudonyms per "document" or "corpus"
+                 always_mask: Sequence[str] = (), never_mask: Sequence[str] = ()): # a deny-list and an allow-list of words
         if [p.person_id for p in people] != list(reidentifier.candidate_ids):
             raise ValueError("`people` must be the re-identifier's candidate pool, in its order")
         self.reidentifier, self.people, self.k, self.placeholder = reidentifier, list(people), k, placeholder
         self.search, self.long_documents = search, long_documents
+        self.operator = Operator(operator, placeholder, merge, salt=salt, scope=scope)
+        self.always_mask, self.never_mask = list(always_mask), list(never_mask)
 
-    @classmethod
-    def fit(cls, people: Sequence[Person] | PeopleDataset, reidentifier: str = DEFAULT_REIDENTIFIER, *, k: int = 1,
-            name: str = "people", artifacts_dir=None, seed: int = 0, progress: bool = True, **options) -> Deidentifier:
-        "Build (training once if needed) the registry's `reidentifier` over `people`; sizes are checked first."
-        dataset = people if isinstance(people, PeopleDataset) else PeopleDataset.from_people(name, list(people), seed=seed)
-        check_trainable(dataset, reidentifier, k)
-        model = (zero_shot_reidentifier(dataset) if reidentifier == ZERO_SHOT else
-                 load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress))
-        return cls(model, dataset.people, k, **options)
+# %% ../../nbs/19_deidentifier.ipynb #3d2e814e
+@patch(cls_method=True)
+def fit(cls: Deidentifier, people: Sequence[Person] | PeopleDataset, reidentifier: str = DEFAULT_REIDENTIFIER, *, k: int = 1,
+        name: str = "people", artifacts_dir=None, seed: int = 0, progress: bool = True, **options) -> Deidentifier:
+    "Build (training once if needed) the registry's `reidentifier` over `people`; sizes are checked first."
+    dataset = people if isinstance(people, PeopleDataset) else PeopleDataset.from_people(name, list(people), seed=seed)
+    check_trainable(dataset, reidentifier, k)
+    model = (zero_shot_reidentifier(dataset) if reidentifier == ZERO_SHOT else
+             load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress))
+    return cls(model, dataset.people, k, **options)
 
-    def __repr__(self): return f"Deidentifier({self.reidentifier!r}, k={self.k}, placeholder={self.placeholder!r})"
+@patch
+def settings(self: Deidentifier) -> dict:
+    "The settings `save_pretrained` writes and the command line prints."
+    o = self.operator
+    return {"k": self.k, "placeholder": self.placeholder, "search": self.search, "long_documents": self.long_documents, "operator": o.name,
+            "merge": o.merge, "salt": o.salt, "scope": o.scope, "always_mask": self.always_mask, "never_mask": self.never_mask}
+
+@patch
+def __repr__(self: Deidentifier):
+    shown = {k: v for k, v in self.settings().items() if k != "salt" and v not in ([], None)}
+    return f"Deidentifier({self.reidentifier!r}, {', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 # %% ../../nbs/19_deidentifier.ipynb #c8440e9d
 @patch
@@ -145,22 +146,21 @@ def transform(self: Deidentifier, documents: Sequence[str | Person], true_ids: S
     "A `Redaction` for each usable document (skipped ones are logged); `true_ids` as in `deidentify`."
     documents = [documents] if isinstance(documents, (str, Person)) else list(documents)
     originals = [d.document if isinstance(d, Person) else d for d in documents]
-    batch = deidentify(documents, self.reidentifier, k or self.k, true_ids=true_ids, search=self.search,
-                       long_documents=self.long_documents, on_error=on_error, progress=progress, **search_kwargs)
-    return [self._redaction(originals[i], result) for i, result in zip(batch.positions, batch)]
-
-@patch
-def _redaction(self: Deidentifier, original: str, result) -> Redaction:
-    spans = masked_spans(original, result.text)
-    visible = len(UNIT_PATTERN.findall(result.text))  # "truncate" keeps a prefix: cut after its last unit
-    matches = list(UNIT_PATTERN.finditer(original))
-    end = None if visible >= len(matches) else matches[visible - 1].end() if visible else 0
-    return Redaction(result.certificate.person_id, apply_spans(original, spans, self.placeholder, end), spans, result.certificate)
+    batch = deidentify(documents, self.reidentifier, k or self.k, true_ids=true_ids, search=self.search, long_documents=self.long_documents,
+                       release=self.operator, always_mask=self.always_mask, never_mask=self.never_mask, on_error=on_error,
+                       progress=progress, **search_kwargs)
+    return [Redaction(result.certificate.person_id, result.text, released_spans(self.operator, originals[i], result.masked_text),
+                      result.certificate) for i, result in zip(batch.positions, batch)]
 
 # %% ../../nbs/19_deidentifier.ipynb #76eca452
+def _owner_only(directory: Path):
+    "Make `directory` and everything in it readable and writable by its owner only (0700 folders, 0600 files)."
+    for path in [directory, *directory.rglob("*")]:
+        path.chmod(0o700 if path.is_dir() else 0o600)
+
 @patch
 def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
-    "Write the whole re-identifier, its candidate pool and the settings into `directory` (each file atomically)."
+    "Write the whole re-identifier, its candidate pool and the settings into `directory` (each file atomically, owner-only)."
     directory = Path(directory)
     spec = reidentifier_spec(self.reidentifier)
     neural = self.reidentifier.neural if spec["kind"] == "hybrid" else self.reidentifier if spec["kind"] == "neural" else None
@@ -169,10 +169,11 @@ def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
         cached_profile_embeddings(neural.model, self.people, directory / "profile_cache", embeddings=neural.profile_embeddings)
     with atomic_write(directory / "candidates.jsonl", encoding="utf-8") as f:
         f.writelines(json.dumps({"id": p.person_id, "profile": p.profile}, ensure_ascii=False) + "\n" for p in self.people)
-    settings = {"format": 1, "reidentifier": spec, "k": self.k, "placeholder": self.placeholder, "search": self.search,
-                "long_documents": self.long_documents}
     with atomic_write(directory / "deidentifier.json", encoding="utf-8") as f:
-        json.dump(settings, f, indent=1)
+        json.dump({"format": 1, "reidentifier": spec, **self.settings()}, f, indent=1)
+    _owner_only(directory)
+    logger.warning(f"{directory} holds personal data: every candidate's profile in clear text and a model trained on them "
+                   "(files readable by their owner only; share it as you would the table)")
     return directory
 
 # %% ../../nbs/19_deidentifier.ipynb #f526fc5a
@@ -187,6 +188,8 @@ def _saved_people(path: Path) -> list[Person]:
     return people
 
 # %% ../../nbs/19_deidentifier.ipynb #a6eb875b
+_OPTIONAL_SETTINGS = ("operator", "merge", "salt", "scope", "always_mask", "never_mask")  # absent from older folders
+
 @patch(cls_method=True)
 def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
     "The `Deidentifier` written by `save_pretrained` (JSON and safetensors only: no code from the folder runs)."
@@ -198,4 +201,6 @@ def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
         raise ValueError(f"{directory}: unknown de-identifier format {settings.get('format')!r}")
     people = _saved_people(directory / "candidates.jsonl")
     reidentifier = reidentifier_from_spec(settings["reidentifier"], people, directory, str(directory / "deidentifier.json"))
-    return cls(reidentifier, people, int(settings["k"]), str(settings["placeholder"]), str(settings["search"]), str(settings["long_documents"]))
+    options = {key: settings[key] for key in _OPTIONAL_SETTINGS if key in settings}
+    return cls(reidentifier, people, int(settings["k"]), str(settings["placeholder"]), str(settings["search"]), str(settings["long_documents"]),
+               **options)

@@ -13,16 +13,18 @@ from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from ..core import MASK_TOKEN, count_masks, count_words, get_logger
+from ..masking import UNIT_PATTERN, mask_words
 from ..people import Person, SkippedRecord, check_on_error, reject_record
 from .search import (UNITS, SearchStep, Trajectory, Units, approximate_search, approximate_search_many,
                                     greedy_search)
-from ..reidentifier import Reidentifier
+from ..reidentifier import Reidentifier, ranks_from_scores
+from .certificate import Certificate, certify, model_fingerprint
 
 logger = get_logger("deid_nb.nn_deid.deidentify")
 
 # %% auto #0
-__all__ = ['logger', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'visible_units', 'truncate_to_window', 'split_windows', 'Certificate',
-           'Deidentified', 'DeidentifiedBatch', 'deidentify']
+__all__ = ['logger', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'visible_units', 'truncate_to_window', 'split_windows', 'Deidentified',
+           'DeidentifiedBatch', 'deidentify']
 
 # %% ../../nbs/16_deidentify.ipynb #7e83fe16
 LONG_DOCUMENT_POLICIES = ("windows", "mask_tail", "truncate")
@@ -64,58 +66,57 @@ def split_windows(text: str, tokenizer, max_tokens: int) -> list[str]:
         pieces.append(head.text())
         text = text[len(pieces[-1]):]
 
-# %% ../../nbs/16_deidentify.ipynb #a2b6e8d9
-@dataclass
-class Certificate:
-    "What the re-identifier says about a de-identified document, re-checked after the search."
-    person_id: str
-    k: int  # the goal: true profile's rank ≥ k
-    rank: int  # true profile's rank for the final text, scored again (the worst window for long documents)
-    goal_met: bool  # rank ≥ k
-    words_masked: int  # mask tokens added by the search (tail masks included)
-    n_words: int  # words of the original document
-    windows: int  # how many windows the document was cut into
-    model_calls: int  # documents scored, search and re-check
-
-    @property
-    def fraction_masked(self) -> float: return self.words_masked / max(self.n_words, 1)
-
-    def to_dict(self) -> dict: return asdict(self)
-
 # %% ../../nbs/16_deidentify.ipynb #68b00926
 @dataclass
 class Deidentified:
-    "A de-identified document: the masked text, its certificate and the search trajectory of each window."
-    text: str
+    "A de-identified document: the released text, its certificate and the search trajectory of each window."
+    text: str  # the released text: what the certificate is about
     certificate: Certificate
     trajectories: list[Trajectory]  # one per window (then any re-check searches)
     tail: str = ""  # the masked tail ("mask_tail" policy)
+    masked_text: str = ""  # the masks as mask tokens (equal to `text` unless a `release` step rendered them)
+
+# %% ../../nbs/16_deidentify.ipynb #217c8e9f
+def _masked_words(original: str, masked: str) -> list[str]:
+    "The units of `original` that are masks in `masked` (which has the same units) and were not masks already."
+    pairs = zip(UNIT_PATTERN.findall(original), UNIT_PATTERN.findall(masked))
+    return [word for word, unit in pairs if unit == MASK_TOKEN and word != MASK_TOKEN]
+
+def _spread_masked_types(originals: Sequence[str], masked: Sequence[str]) -> list[str]:
+    "Each masked text with every word type masked in any of them masked too (the windows of one document)."
+    words = [w for original, text in zip(originals, masked) for w in _masked_words(original, text)]
+    return [mask_words(text, words) if words else text for text in masked]
 
 # %% ../../nbs/16_deidentify.ipynb #09f42406
 @patch
 def text_at_k(self: Deidentified, k: int) -> str:
-    "The document de-identified for goal `k` ≤ the searched K: the certified text at K, else read off the trajectories."
+    "The document, with mask tokens, de-identified for goal `k` ≤ the searched K (the certified text at K, else read off the trajectories)."
     if k > self.certificate.k:
         raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
-    if k == self.certificate.k:
-        return self.text
-    return "".join(t.masked_text_at_k(k) for t in self.trajectories[:self.certificate.windows]) + self.tail
+    windows = self.trajectories[:self.certificate.windows]
+    if k == self.certificate.k or len(self.trajectories) > len(windows):  # re-checked: the searched trajectories are not the text
+        return self.masked_text or self.text
+    masked = [t.masked_text_at_k(k) for t in windows]
+    if windows and windows[0].unit == "type":
+        masked = _spread_masked_types([t.document for t in windows], masked)
+    return "".join(masked) + self.tail
 
 @patch
 def to_dict(self: Deidentified) -> dict:
     "The result as plain JSON-able data."
-    return {"text": self.text, "certificate": self.certificate.to_dict(), "tail": self.tail,
+    return {"text": self.text, "certificate": self.certificate.to_dict(), "tail": self.tail, "masked_text": self.masked_text,
             "trajectories": [t.to_dict() for t in self.trajectories]}
 
 @patch(cls_method=True)
 def from_dict(cls: Deidentified, data: dict) -> Deidentified:
     "The `Deidentified` written by `to_dict`."
-    return cls(data["text"], Certificate(**data["certificate"]), [Trajectory.from_dict(t) for t in data["trajectories"]], data["tail"])
+    return cls(data["text"], Certificate.from_dict(data["certificate"]), [Trajectory.from_dict(t) for t in data["trajectories"]],
+               data["tail"], data.get("masked_text", ""))
 
 # %% ../../nbs/16_deidentify.ipynb #b363bc11
 SEARCHES = {"greedy": greedy_search, "approximate": approximate_search}
 
-def _check_choices(k, search, unit: str, long_documents: str):
+def _check_choices(k, search, unit: str, long_documents: str, release):
     "Refuse a goal that is not a whole number ≥ 1, and unknown choices, naming what was given."
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1 (the true profile must leave the top k), got {k!r}")
@@ -125,6 +126,8 @@ def _check_choices(k, search, unit: str, long_documents: str):
         raise ValueError(f"unknown masking unit {unit!r}; choose one of {UNITS}")
     if long_documents not in LONG_DOCUMENT_POLICIES:
         raise ValueError(f"unknown long_documents policy {long_documents!r}; choose one of {LONG_DOCUMENT_POLICIES}")
+    if release is not None and not callable(release):
+        raise ValueError(f"release must be a function (original, masked) -> released text, got {release!r}")
 
 # %% ../../nbs/16_deidentify.ipynb #1ae4c1a5
 class DeidentifiedBatch(list):
@@ -177,6 +180,17 @@ def _windows(document: str, reidentifier: Reidentifier, policy: str) -> tuple[li
     tail = document[len(head.text()):]
     return [head.text()], Units.of(tail).text(range(len(Units.of(tail))))
 
+def _cut_like(original: str, pieces: Sequence[str]) -> tuple[list[str], str]:
+    "`original` cut like `pieces` (cut from a copy of it with some units masked: the same units and gaps), and the rest of it."
+    ends, cut, start, unit = [m.end() for m in UNIT_PATTERN.finditer(original)], [], 0, 0
+    for piece in pieces:
+        found = [m.end() for m in UNIT_PATTERN.finditer(piece)]
+        unit += len(found)
+        end = ends[unit - 1] + len(piece) - found[-1] if found else start + len(piece)
+        cut.append(original[start:end])
+        start = end
+    return cut, original[start:]
+
 # %% ../../nbs/16_deidentify.ipynb #0adecd05
 def deidentify(documents: str | Person | Sequence[str | Person], # documents, or Person objects (their documents and ids)
                reidentifier: Reidentifier, # the model to hide from
@@ -184,8 +198,11 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                *,
                true_ids: str | Sequence[str] | None = None, # the person each document describes (None for Person objects)
                search: str | Callable = "approximate", # "approximate" (fast), "greedy" (exact), or a search function
-               unit: str = "type", # mask word "type"s (every occurrence) or single "token"s
+               unit: str = "type", # mask word "type"s (every occurrence, every spelling, every window) or single "token"s
                long_documents: str = "windows", # "windows", "mask_tail" or "truncate" (see above)
+               release: Callable[[str, str], str] | None = None, # (original, masked) -> the text handed out; certified as written (None: the masked text)
+               always_mask: Sequence[str] = (), # words masked whatever the search says (a deny-list)
+               never_mask: Sequence[str] = (), # words the search never masks (an allow-list)
                max_rechecks: int = 3, # extra searches where a re-check misses the goal (a found joined text: all its windows, to 2k, 4k, …)
                on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
                progress: bool = False, # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
@@ -193,39 +210,22 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                chunk_size: int = 32,
                **search_kwargs, # passed to the search (e.g. top_m, batch_size)
               ) -> DeidentifiedBatch:
-    "Mask each document until `reidentifier` no longer ranks its person in the top `k`; a re-checked certificate for each."
-    _check_choices(k, search, unit, long_documents)
+    "Mask each document until `reidentifier` no longer ranks its person in the top `k` on the released text; a verifiable certificate for each."
+    _check_choices(k, search, unit, long_documents, release)
+    if clash := sorted(set(map(str.lower, always_mask)) & set(map(str.lower, never_mask))):
+        raise ValueError(f"words both always and never masked: {clash[:5]}")
     if not getattr(reidentifier, "exact_ranks", True):  # `deid_nb.metrics.FirstPlaces`: exact only at rank 0
         raise ValueError(f"{reidentifier!r} ranks only first places exactly (an evaluation view): de-identify against the model itself")
     documents, true_ids, skipped, positions = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
     if not documents:
         return DeidentifiedBatch([], skipped, [])
+    options = dict(search=search, unit=unit, long_documents=long_documents, release=release, always_mask=always_mask,
+                   never_mask=never_mask, max_rechecks=max_rechecks, fast=fast, **search_kwargs)
     if progress and len(documents) > chunk_size:
-        again = lambda s: deidentify(documents[s:s + chunk_size], reidentifier, k, true_ids=true_ids[s:s + chunk_size], search=search, unit=unit,
-                                     long_documents=long_documents, max_rechecks=max_rechecks, on_error="raise", fast=fast, **search_kwargs)
+        again = lambda s: deidentify(documents[s:s + chunk_size], reidentifier, k, true_ids=true_ids[s:s + chunk_size], on_error="raise", **options)
         chunks = tqdm(range(0, len(documents), chunk_size), desc=f"de-identifying (k={k})", unit="chunk")
         return DeidentifiedBatch([r for s in chunks for r in again(s)], skipped, positions)
-    split = [_windows(d, reidentifier, long_documents) for d in documents]
-    owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
-    pieces = [piece for pieces, _ in split for piece in pieces]
-    run = lambda texts, ids, model=reidentifier, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
-    trajectories = run(pieces, [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
-    extra = [[] for _ in documents]  # re-check searches, per document
-    masked = [t.masked_text_at_k(k) for t in trajectories]
-    for attempt in range(max_rechecks + 1):
-        ranks, joined, alone, document_rank = _recheck(masked, owner, split, true_ids, reidentifier)
-        short = [w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k]  # a found document: all its windows
-        if not short or attempt == max_rechecks:
-            break
-        logger.warning(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
-        goals = {w: _recheck_goal(k, alone[w], attempt, len(reidentifier.candidate_ids) - 1) for w in short}
-        for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
-            mine = [w for w in short if goals[w] == goal]
-            for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], goal=goal)):
-                extra[owner[w]].append(t)
-                masked[w] = t.masked_text_at_k(goal)
-    return DeidentifiedBatch([_result(i, documents[i], true_ids[i], k, split[i], joined[i], ranks, owner, trajectories, extra[i],
-                                      attempt) for i in range(len(documents))], skipped, positions)
+    return DeidentifiedBatch(_deidentify_all(documents, true_ids, reidentifier, k, **options), skipped, positions)
 
 # %% ../../nbs/16_deidentify.ipynb #6059155e
 def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> list[Trajectory]:
@@ -234,27 +234,79 @@ def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> lis
     search = SEARCHES[search] if isinstance(search, str) else search
     return [search(text, i, reidentifier, max_k=k, unit=unit, **search_kwargs) for text, i in zip(texts, ids)]
 
-def _recheck(masked, owner, split, true_ids, reidentifier):
-    "Window ranks (the lower of its own and, for the first, its joined document's), the joined documents, own ranks, document ranks."
-    joined = ["".join(m for m, o in zip(masked, owner) if o == i) + tail for i, (_, tail) in enumerate(split)]
+def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
+    "Window ranks (the lower of its own and, for the first, its document's), own ranks, document ranks, each document's scores."
     extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]
-    ranks = reidentifier.ranks(masked + [joined[i] for i in extra], [true_ids[o] for o in owner] + [true_ids[i] for i in extra])
-    alone, document_rank = ranks[:len(masked)].copy(), np.full(len(split), np.iinfo(np.int64).max)
-    for i, rank in zip(extra, ranks[len(masked):]):  # a joined document counts against its first window
-        first, document_rank[i] = owner.index(i), rank
-        ranks[first] = min(ranks[first], rank)
-    return ranks[:len(masked)], joined, alone, document_rank
+    scores = np.atleast_2d(reidentifier.score(released_windows + [released[i] for i in extra]))
+    ranks = ranks_from_scores(scores, reidentifier.columns([true_ids[o] for o in owner] + [true_ids[i] for i in extra]))
+    alone, document_rank = ranks[:len(owner)].copy(), np.full(len(split), np.iinfo(np.int64).max)
+    rows = {o: scores[w] for w, o in reversed(list(enumerate(owner)))}  # a one-window document: its window's scores
+    for j, i in enumerate(extra):  # a joined document counts against its first window
+        first, document_rank[i], rows[i] = owner.index(i), ranks[len(owner) + j], scores[len(owner) + j]
+        ranks[first] = min(ranks[first], document_rank[i])
+    return ranks[:len(owner)], alone, document_rank, rows
 
 def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
     "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
     return k if alone < k else max(k, min(k * 2 ** (attempt + 1), largest))
 
+# %% ../../nbs/16_deidentify.ipynb #ba547044
+def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_documents, release, always_mask, never_mask,
+                    max_rechecks, fast, **search_kwargs) -> list[Deidentified]:
+    "`deidentify` on usable documents: search, spread, release, re-check (searching further), certify."
+    searched = [mask_words(d, always_mask) if always_mask else d for d in documents]
+    split = [_windows(d, reidentifier, long_documents) for d in searched]
+    cut = [_cut_like(original, pieces) for original, (pieces, _) in zip(documents, split)]
+    originals = ["".join(pieces) + (rest if long_documents == "mask_tail" else "") for pieces, rest in cut]
+    owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
+    window_originals = [piece for pieces, _ in cut for piece in pieces]
+    search_kwargs |= {"keep": list(never_mask)} if never_mask else {}
+    run = lambda texts, ids, model=reidentifier, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
+    trajectories = run([p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
+    render = (lambda original, masked: masked) if release is None else release
+    extra, calls = [[] for _ in documents], [0] * len(documents)  # re-check searches and re-check scoring, per document
+    masked = [t.masked_text_at_k(k) for t in trajectories]
+    for attempt in range(max_rechecks + 1):
+        if unit == "type":
+            masked = _spread_over_documents(window_originals, masked, owner)
+        joined = ["".join(m for m, o in zip(masked, owner) if o == i) + tail for i, (_, tail) in enumerate(split)]
+        released = [render(original, text) for original, text in zip(originals, joined)]
+        released_windows = [render(original, text) for original, text in zip(window_originals, masked)]
+        ranks, alone, document_rank, rows = _recheck(released_windows, released, owner, split, true_ids, reidentifier)
+        for i, (pieces, tail) in enumerate(split):
+            calls[i] += len(pieces) + (len(pieces) > 1 or bool(tail))
+        short = [w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k]  # a found document: all its windows
+        if not short or attempt == max_rechecks:
+            break
+        logger.info(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
+        searched_rank = dict(zip(short, alone[short] if release is None else reidentifier.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short])))
+        goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(reidentifier.candidate_ids) - 1) for w in short}
+        for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
+            mine = [w for w in short if goals[w] == goal]
+            for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], goal=goal)):
+                extra[owner[w]].append(t)
+                masked[w] = t.masked_text_at_k(goal)
+                calls[owner[w]] += release is not None
+    fingerprint = model_fingerprint(reidentifier)
+    return [_result(i, documents[i], true_ids[i], k, reidentifier, fingerprint, split[i][1], joined[i], released[i], rows[i],
+                    ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))]
+
+# %% ../../nbs/16_deidentify.ipynb #bb7faf16
+def _spread_over_documents(window_originals: list[str], masked: list[str], owner: list[int]) -> list[str]:
+    "The masked windows with every type masked anywhere in a document masked in all its windows."
+    spread = list(masked)
+    for i in dict.fromkeys(owner):
+        mine = [w for w, o in enumerate(owner) if o == i]
+        for w, text in zip(mine, _spread_masked_types([window_originals[w] for w in mine], [masked[w] for w in mine])):
+            spread[w] = text
+    return spread
+
 # %% ../../nbs/16_deidentify.ipynb #982048be
-def _result(i, document, true_id, k, split, text, ranks, owner, trajectories, extra, attempt) -> Deidentified:
+def _result(i, document, true_id, k, reidentifier, fingerprint, tail, joined, released, row, ranks, owner, trajectories, extra,
+            rechecks) -> Deidentified:
     windows = [w for w, o in enumerate(owner) if o == i]
     mine = [trajectories[w] for w in windows] + extra
-    rank = int(min(ranks[w] for w in windows))
-    calls = sum(t.model_calls for t in mine) + (len(windows) + (len(windows) > 1 or bool(split[1]))) * (attempt + 1)
-    certificate = Certificate(true_id, k, rank, rank >= k, count_masks(text) - count_masks(document), count_words(document),
-                              len(windows), calls)
-    return Deidentified(text, certificate, mine, split[1])
+    certificate = certify(released, true_id, reidentifier, k, scores=row, fingerprint=fingerprint, rank=int(min(ranks[w] for w in windows)),
+                          words_masked=count_masks(joined) - count_masks(document), n_words=count_words(document), windows=len(windows),
+                          model_calls=sum(t.model_calls for t in mine) + rechecks)
+    return Deidentified(released, certificate, mine, tail, joined)

@@ -7,27 +7,52 @@ from __future__ import annotations
 from typing import Callable
 from fastcore.basics import patch
 from presidio_analyzer import EntityRecognizer, RecognizerResult
+from presidio_anonymizer.entities import OperatorConfig
+from .operators import Operator
 from .deidentifier import Deidentifier
 
 # %% auto #0
-__all__ = ['NNDeidRecognizer']
+__all__ = ['PRESIDIO_OPERATORS', 'NNDeidRecognizer']
 
 # %% ../../nbs/19b_presidio.ipynb #3148e07b
+PRESIDIO_OPERATORS = ("replace", "redact", "hash")  # Presidio operators the recognizer can certify the output of
+
 class NNDeidRecognizer(EntityRecognizer):
     "Presidio recognizer: the spans NN DeID masks so that the re-identifier no longer ranks the person in its top k."
     ENTITY = "QUASI_IDENTIFIER"
     def __init__(self, deidentifier: Deidentifier,
                  person_of: Callable[[str], str] | None = None, # text -> candidate id (None: the re-identifier's first guess)
                  k: int | None = None, # privacy level (None: the deidentifier's)
-                 entity: str = ENTITY, language: str = "en"):
-        self.deidentifier, self.person_of, self.k = deidentifier, person_of, k
+                 entity: str = ENTITY, language: str = "en",
+                 operator: str = "replace", # what the anonymizer will write: one of PRESIDIO_OPERATORS
+                 new_value: str | None = None, # replace: the text written (None: Presidio's default "<ENTITY>")
+                 salt: str | None = None): # hash: the salt (None: a random one, kept for `operators()`)
+        if operator not in PRESIDIO_OPERATORS:
+            raise ValueError(f"the recognizer certifies Presidio's {PRESIDIO_OPERATORS} operators, not {operator!r}")
+        d = deidentifier
+        self.deidentifier = Deidentifier(d.reidentifier, d.people, d.k, search=d.search, long_documents=d.long_documents,
+                                         always_mask=d.always_mask, never_mask=d.never_mask)
+        self.deidentifier.operator = Operator(operator, new_value or f"<{entity}>", merge=True, use_ner=False, salt=salt)
+        self.person_of, self.k = person_of, k
         super().__init__(supported_entities=[entity], name="NNDeidRecognizer", supported_language=language)
 
     def load(self): pass  # the de-identifier is built (or loaded with Deidentifier.from_pretrained) beforehand
 
-    def person(self, text: str) -> str:
-        "The candidate whose rank the search pushes out of the top k."
-        return self.person_of(text) if self.person_of else self.deidentifier.reidentifier.topk(text, 1)[0]
+# %% ../../nbs/19b_presidio.ipynb #9a005f74
+@patch
+def person(self: NNDeidRecognizer, text: str) -> str:
+    "The candidate whose rank the search pushes out of the top k; an id outside the pool is an error."
+    person = self.person_of(text) if self.person_of else self.deidentifier.reidentifier.topk(text, 1)[0]
+    if person not in set(self.deidentifier.reidentifier.candidate_ids):
+        raise ValueError(f"{self.name}: person_of gave {person!r}, which is not in the re-identifier's candidate pool")
+    return person
+
+@patch
+def operators(self: NNDeidRecognizer) -> dict[str, OperatorConfig]:
+    "The anonymizer's operator for this recognizer's entities: the one its certificates were computed for."
+    operator, entity = self.deidentifier.operator, self.supported_entities[0]
+    params = {"replace": {"new_value": operator.placeholder}, "redact": {}, "hash": {"hash_type": "sha256", "salt": operator.salt}}
+    return {entity: OperatorConfig(operator.name, params[operator.name])}
 
 # %% ../../nbs/19b_presidio.ipynb #fbe7d0f2
 @patch
@@ -41,4 +66,4 @@ def analyze(self: NNDeidRecognizer, text: str, entities: list[str] | None = None
         return []
     meta = {RecognizerResult.RECOGNIZER_NAME_KEY: self.name, RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
             "certificate": redactions[0].certificate.to_dict()}
-    return [RecognizerResult(entity, start, end, 1.0, recognition_metadata=meta) for start, end in redactions[0].spans]
+    return [RecognizerResult(entity, s.start, s.end, s.score, recognition_metadata=meta) for s in redactions[0].spans]
