@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -266,6 +267,16 @@ def _rewrite_readme(records: list[dict], profile: str, wall_seconds: float, jobs
     update_readme(readme, headline_markdown(get_figures_dir()), "headline", index=index)
 
 # %% ../nbs/09_reproduce.ipynb #72255e93
+def _writable_figures_dir() -> Path:
+    "The figures folder, or a `ReproduceError` saying why it cannot be written (checked before any notebook runs)."
+    try:
+        figures = get_figures_dir()
+        with tempfile.TemporaryFile(dir=figures):
+            pass
+    except OSError as error:
+        raise ReproduceError(f"the figures folder cannot be written ({error}); set DEID_NB_FIGURES to a writable folder") from None
+    return figures
+
 def run_reproduce(args: argparse.Namespace) -> int:
     "Carry out parsed `reproduce` arguments; 0 on success, 1 (with the reason on stderr) on a bad selection."
     try:
@@ -273,6 +284,9 @@ def run_reproduce(args: argparse.Namespace) -> int:
         if args.list:
             print("\n".join(f"{e.name}: {', '.join(e.datasets)}" for e in chosen))
             return 0
+        if args.jobs < 1:
+            raise ReproduceError(f"--jobs must be >= 1, got {args.jobs}")
+        _writable_figures_dir()
         plan = RunPlan(chosen, args.profile, tuple(args.datasets) if args.datasets else None)
         logger.info("reproduce: %d tasks, profile %s", len(plan.tasks()), plan.profile)
         start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs)
