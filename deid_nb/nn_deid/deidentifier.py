@@ -127,6 +127,7 @@ def fit(cls: Deidentifier, people: Sequence[Person] | PeopleDataset, reidentifie
              load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress))
     return cls(model, dataset.people, k, **options)
 
+# %% ../../nbs/19_deidentifier.ipynb #1b6f41c5
 @patch
 def settings(self: Deidentifier) -> dict:
     "The settings `save_pretrained` writes and the command line prints."
@@ -158,6 +159,7 @@ def _owner_only(directory: Path):
     for path in [directory, *directory.rglob("*")]:
         path.chmod(0o700 if path.is_dir() else 0o600)
 
+# %% ../../nbs/19_deidentifier.ipynb #0c645aa4
 @patch
 def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
     "Write the whole re-identifier, its candidate pool and the settings into `directory` (each file atomically, owner-only)."

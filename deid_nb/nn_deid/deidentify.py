@@ -101,6 +101,7 @@ def text_at_k(self: Deidentified, k: int) -> str:
         masked = _spread_masked_types([t.document for t in windows], masked)
     return "".join(masked) + self.tail
 
+# %% ../../nbs/16_deidentify.ipynb #7d2d64cb
 @patch
 def to_dict(self: Deidentified) -> dict:
     "The result as plain JSON-able data."
@@ -180,6 +181,7 @@ def _windows(document: str, reidentifier: Reidentifier, policy: str) -> tuple[li
     tail = document[len(head.text()):]
     return [head.text()], Units.of(tail).text(range(len(Units.of(tail))))
 
+# %% ../../nbs/16_deidentify.ipynb #1694bf60
 def _cut_like(original: str, pieces: Sequence[str]) -> tuple[list[str], str]:
     "`original` cut like `pieces` (cut from a copy of it with some units masked: the same units and gaps), and the rest of it."
     ends, cut, start, unit = [m.end() for m in UNIT_PATTERN.finditer(original)], [], 0, 0
@@ -234,6 +236,7 @@ def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> lis
     search = SEARCHES[search] if isinstance(search, str) else search
     return [search(text, i, reidentifier, max_k=k, unit=unit, **search_kwargs) for text, i in zip(texts, ids)]
 
+# %% ../../nbs/16_deidentify.ipynb #f264c8b3
 def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
     "Window ranks (the lower of its own and, for the first, its document's), own ranks, document ranks, each document's scores."
     extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]

@@ -17,6 +17,7 @@ __all__ = ['PRESIDIO_OPERATORS', 'NNDeidRecognizer']
 # %% ../../nbs/19b_presidio.ipynb #3148e07b
 PRESIDIO_OPERATORS = ("replace", "redact", "hash")  # Presidio operators the recognizer can certify the output of
 
+# %% ../../nbs/19b_presidio.ipynb #7704a5d3
 class NNDeidRecognizer(EntityRecognizer):
     "Presidio recognizer: the spans NN DeID masks so that the re-identifier no longer ranks the person in its top k."
     ENTITY = "QUASI_IDENTIFIER"

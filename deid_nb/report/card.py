@@ -95,13 +95,20 @@ def _mismatch(text: str, original: str, position: int, cursor: int, where: str) 
     return DataError(f"{where}: 'text' does not match 'spans': it differs from the original at character {cursor + same} "
                      f"(text {text[position + same:][:20]!r}, original {original[cursor + same:][:20]!r})")
 
+# %% ../../nbs/60_report_card.ipynb #3e0ec1e4
 def spans_changes(text: str, original: str, spans, pattern: re.Pattern, where: str = "record") -> list[tuple[int, int, str]]:
-    "(start, end, placeholder) per span, once `text` is checked to be `original` with each span replaced by a placeholder."
+    "(start, end, what was written) per span, once `text` is checked to be `original` with each span replaced by a placeholder (or its `replacement`)."
     changes, position, cursor = [], 0, 0
+    written = {(s["start"], s["end"]): s["replacement"] for s in spans if isinstance(s, dict) and isinstance(s.get("replacement"), str)}
     for start, end in _checked_spans(spans, len(original), where):
         if not text.startswith(original[cursor:start], position):
             raise _mismatch(text, original, position, cursor, where)
         position += start - cursor
+        if (start, end) in written:  # an operator's span says what it wrote (a pseudonym, a hash, nothing)
+            if not text.startswith(written[start, end], position):
+                raise _mismatch(text, original, position, cursor, where)
+            changes.append((start, end, written[start, end])); position, cursor = position + len(written[start, end]), end
+            continue
         if (found := pattern.match(text, position)) is None:
             raise DataError(f"{where}: 'text' does not match 'spans': span [{start}, {end}] ({original[start:end]!r}) is not "
                             f"replaced by a placeholder (the text shows {text[position:position + end - start + 10]!r})")

@@ -24,9 +24,11 @@ from ..site import build_site
 from ..infill.knowledge_base import LEVELS
 from ..infill.retrieval import DenseReranker
 from ..nn_deid.registry import DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT
+from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, verify_certificate
 from ..nn_deid.deidentify import LONG_DOCUMENT_POLICIES, SEARCHES
+from ..nn_deid.operators import OPERATORS, PSEUDONYM_SCOPES
 from ..nn_deid.deidentifier import Deidentifier, apply_spans, check_trainable, masked_spans
-from .card import background_retriever, card_figure, card_markdown, read_redaction, report_card
+from .card import background_retriever, card_figure, card_markdown, read_redaction, redaction_records, report_card
 
 logger = get_logger("deid_nb.report.cli")
 
@@ -34,14 +36,14 @@ logger = get_logger("deid_nb.report.cli")
 __all__ = ['logger', 'UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'OUTPUT_FORMATS', 'DEIDENTIFY_DEFAULTS', 'REDACT_METHODS',
            'PEER_TOOLS', 'COMMANDS', 'check_input', 'check_writable', 'check_output', 'write_records',
            'add_deidentify_command', 'saved_settings', 'deidentify_settings', 'run_deidentify', 'add_redact_command',
-           'run_redact', 'add_report_command', 'write_card', 'run_report', 'add_docs_command', 'run_docs', 'parser',
-           'main']
+           'run_redact', 'add_report_command', 'verified_certificates', 'add_verify_command', 'run_verify',
+           'write_card', 'run_report', 'add_docs_command', 'run_docs', 'parser', 'main']
 
 # %% ../../nbs/61_cli.ipynb #44dfa7ac
 UNCERTIFIED = 3  # deidentify: the output is written but some certificate is not met
 EXIT_CODES = {0: "done", 1: "a mistake in the arguments or the input: one line on stderr, before any model loads (--debug: the traceback)",
               2: "the command line cannot be parsed (argparse's usage message)",
-              UNCERTIFIED: "deidentify wrote its output, but some certificate is not met (--allow-uncertified: 0)"}
+              UNCERTIFIED: "deidentify wrote its output, but some certificate is not met (--allow-uncertified: 0); verify: some certificate fails"}
 USER_ERRORS = (DataError, ValueError, KeyError, OSError, ImportError)  # a user's mistake: one line, not a traceback
 
 def _one_line(error: BaseException) -> str:
@@ -126,13 +128,21 @@ def add_deidentify_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--mask", help=f"text written in place of each masked word (default: {MASK_TOKEN}, or the saved model's)")
     run.add_argument("--search", choices=sorted(SEARCHES), help="approximate (fast; the default) or greedy (exact)")
     run.add_argument("--long-documents", choices=LONG_DOCUMENT_POLICIES, help="default: windows, or the saved model's")
-    run.add_argument("--save-model", help="also save the whole re-identifier into this folder")
+    run.add_argument("--operator", choices=OPERATORS, help="what replaces each masked span: replace (the --mask text; the default), "
+                     "redact (nothing), hash (salted SHA-256), pseudonym (PERSON_1, …)")
+    run.add_argument("--no-merge", dest="merge", action="store_false", default=None, help="one placeholder per masked word, not per run of words")
+    run.add_argument("--salt", help="hash: the secret salt (default: a random one, saved with --save-model)")
+    run.add_argument("--scope", choices=PSEUDONYM_SCOPES, help="pseudonym: numbered per document (default) or across the corpus")
+    run.add_argument("--always-mask", nargs="+", metavar="WORD", help="words always masked (a deny-list)")
+    run.add_argument("--never-mask", nargs="+", metavar="WORD", help="words never masked (an allow-list)")
+    run.add_argument("--save-model", help="also save the whole re-identifier into this folder (personal data: every profile, owner-only files)")
     run.add_argument("--allow-uncertified", action="store_true", help=f"exit 0, not {UNCERTIFIED}, when some certificate is not met")
     run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(OUTPUT_FORMATS)} (by its extension)")
     return run
 
 # %% ../../nbs/61_cli.ipynb #3e1ce240
-DEIDENTIFY_DEFAULTS = {"k": 1, "placeholder": MASK_TOKEN, "search": "approximate", "long_documents": "windows"}
+DEIDENTIFY_DEFAULTS = {"k": 1, "placeholder": MASK_TOKEN, "search": "approximate", "long_documents": "windows", "operator": "replace",
+                       "merge": True, "salt": None, "scope": "document", "always_mask": [], "never_mask": []}
 
 def saved_settings(model_dir: str | Path) -> dict:
     "The settings saved in `model_dir/deidentifier.json`, without its format and model description."
@@ -145,8 +155,9 @@ def saved_settings(model_dir: str | Path) -> dict:
 # %% ../../nbs/61_cli.ipynb #53967d9c
 def deidentify_settings(args: argparse.Namespace) -> tuple[dict, dict]:
     "({setting: value}, {setting: where it came from}): each option as given, else the saved model's, else the default."
-    given = {k: v for k, v in dict(k=args.k, placeholder=args.mask, search=args.search, long_documents=args.long_documents).items()
-             if v is not None}
+    options = dict(k=args.k, placeholder=args.mask, search=args.search, long_documents=args.long_documents, operator=args.operator,
+                   merge=args.merge, salt=args.salt, scope=args.scope, always_mask=args.always_mask, never_mask=args.never_mask)
+    given = {k: v for k, v in options.items() if v is not None}
     saved = saved_settings(args.model) if args.model else {}
     settings = {**DEIDENTIFY_DEFAULTS, **saved, **given}
     origin = {k: "given" if k in given else f"saved in {args.model}" if k in saved else "default" for k in settings}
@@ -177,7 +188,8 @@ def run_deidentify(args: argparse.Namespace) -> int:
         check_writable(args.save_model, "--save-model folder")
     people = _people(args.table, args)
     deid = _deidentifier(args, people, settings)
-    print("deid-nb deidentify: using " + ", ".join(f"{k}={v!r} ({origin[k]})" for k, v in settings.items()))
+    shown = {k: "(secret)" if k == "salt" and v else v for k, v in settings.items()}
+    print("deid-nb deidentify: using " + ", ".join(f"{k}={v!r} ({origin[k]})" for k, v in shown.items()))
     redactions = deid.transform(list(people))
     write_records([r.to_dict() for r in redactions], output)
     if args.save_model:
@@ -247,8 +259,47 @@ def _attackers(dataset: PeopleDataset, names, model_dir) -> dict:
         saved = Deidentifier.from_pretrained(model_dir)
         if set(saved.reidentifier.candidate_ids) != set(dataset.candidate_ids):
             raise DataError(f"{model_dir}: its candidate pool is not the people of the table")
-        attackers[f"saved:{saved.reidentifier.name}"] = saved.reidentifier
+        attackers[f"saved:{Path(model_dir).name}"] = saved.reidentifier
     return attackers
+
+# %% ../../nbs/61_cli.ipynb #5899d808
+def verified_certificates(path: str | Path, reidentifier) -> dict[str, bool]:
+    "{id: the record's certificate verifies on its text} for the records of `path` that carry one (empty: none do)."
+    records = [(where, r) for where, r in redaction_records(path) if isinstance(r.get("certificate"), dict)]
+    fingerprint = model_fingerprint(reidentifier) if records else None
+    checks = {r["id"]: verify_certificate(r["text"], _certificate(r, where), reidentifier, fingerprint=fingerprint) for where, r in records}
+    return {pid: check.ok for pid, check in checks.items()}
+
+def _certificate(record: dict, where: str) -> Certificate:
+    try:
+        return Certificate.from_dict(record["certificate"])
+    except (TypeError, ValueError) as error:
+        raise DataError(f"{where}: not a certificate ({error})") from None
+
+# %% ../../nbs/61_cli.ipynb #351a2e11
+def add_verify_command(commands) -> argparse.ArgumentParser:
+    run = commands.add_parser("verify", help="re-check every certificate of a de-identified file with the model that wrote it")
+    run.add_argument("redactions", help="a file written by deidentify (.jsonl, .csv, .parquet)")
+    run.add_argument("--model", required=True, help="the folder written by --save-model (Deidentifier.save_pretrained)")
+    return run
+
+# %% ../../nbs/61_cli.ipynb #089b7058
+def run_verify(args: argparse.Namespace) -> int:
+    "Verify each record's certificate on its text; print the failures; 3 if any fails."
+    path = check_input(args.redactions, "redaction")
+    saved_settings(args.model)
+    records = redaction_records(path)
+    reidentifier = Deidentifier.from_pretrained(args.model).reidentifier
+    fingerprint, failed = model_fingerprint(reidentifier), 0
+    for where, record in records:
+        certificate = record.get("certificate")
+        check = (verify_certificate(str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint)
+                 if isinstance(certificate, dict) else CertificateCheck(str(record.get("id")), False, ["no certificate"]))
+        if not check.ok:
+            failed += 1
+            print(f"{where} ({record.get('id')}): {'; '.join(check.problems)}")
+    print(f"{len(records) - failed} of {len(records)} certificates verified against {args.model} ({path})")
+    return UNCERTIFIED if failed else 0
 
 # %% ../../nbs/61_cli.ipynb #e82ce620
 def write_card(card, output: Path, title: str) -> str:
@@ -280,7 +331,8 @@ def run_report(args: argparse.Namespace) -> int:
         check_trainable(dataset, name)
     attackers = _attackers(dataset, args.reidentifiers, args.model)
     retriever = None if args.no_infill else background_retriever(people, dense=DenseReranker("minilm"))
-    card = report_card(read, people, attackers, retriever, args.level)
+    verified = {p.stem: verified_certificates(p, attackers[f"saved:{Path(args.model).name}"]) for p in files} if args.model else {}
+    card = report_card(read, people, attackers, retriever, args.level, certificates_verified={m: v for m, v in verified.items() if v})
     print(write_card(card, output, f"Privacy report card: {', '.join(read)} on {args.people}"))
     return 0
 
@@ -299,11 +351,11 @@ def run_docs(args: argparse.Namespace) -> int:
 
 # %% ../../nbs/61_cli.ipynb #06837794
 COMMANDS = {"deidentify": (add_deidentify_command, run_deidentify), "redact": (add_redact_command, run_redact),
-            "report": (add_report_command, run_report), "reproduce": (add_reproduce_command, run_reproduce),
+            "report": (add_report_command, run_report), "verify": (add_verify_command, run_verify), "reproduce": (add_reproduce_command, run_reproduce),
             "docs": (add_docs_command, run_docs)}
 
 def parser() -> argparse.ArgumentParser:
-    "The `deid-nb` argument parser: `deidentify`, `redact`, `report`, `reproduce` and `docs`; the exit codes in its epilog."
+    "The `deid-nb` argument parser: `deidentify`, `redact`, `report`, `verify`, `reproduce` and `docs`; the exit codes in its epilog."
     top = argparse.ArgumentParser(prog="deid-nb", description="De-identify documents, attack redactions, reproduce the papers' tables.",
                                   epilog="exit status:\n" + "\n".join(f"  {c}  {m}" for c, m in EXIT_CODES.items()),
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
