@@ -162,6 +162,12 @@ def redaction_records(path: str | Path) -> list[tuple[str, dict]]:
     return records
 
 # %% ../../nbs/60_report_card.ipynb #178a823e
+def _with_written(pattern: re.Pattern, placeholders: Sequence[str], spans) -> re.Pattern:
+    "`pattern`, plus the placeholders an operator's spans say they wrote (`replacement`), which are then known."
+    written = {s["replacement"] for s in spans or () if isinstance(s, dict) and isinstance(s.get("replacement"), str)} if isinstance(spans, list) else set()
+    written = {w for w in written if w.strip() and not pattern.fullmatch(w) and _BRACKETED.fullmatch(w)}
+    return placeholder_pattern([*placeholders, *written]) if written else pattern
+
 def read_redaction(path: str | Path, people: Sequence[Person],
                    placeholders: Sequence[str] = (), # strings in `text` that stand for hidden words, beside the known ones
                   ) -> Published:
@@ -178,7 +184,7 @@ def read_redaction(path: str | Path, people: Sequence[Person],
             raise DataError(f"{where}: id {pid!r} is repeated (first at {seen[pid]})")
         seen[pid] = where.rsplit(": ", 1)[-1]
         read.texts[pid], read.masked[pid], read.hide_length[pid] = published_record(
-            record["text"], originals[pid], record.get("spans"), pattern, where)
+            record["text"], originals[pid], record.get("spans"), _with_written(pattern, placeholders, record.get("spans")), where)
         if isinstance(record.get("certificate"), dict):
             read.claimed[pid] = bool(record["certificate"].get("goal_met"))
     return read
