@@ -157,7 +157,7 @@ def fit_threshold(docs: Sequence[TabDocument], spans: pd.DataFrame, risk: np.nda
     rows = []
     for t in candidates:
         terms = objective(scorer, masks_from_decisions(docs, spans, np.asarray(risk) > t))
-        rows.append({"threshold": t, "objective": sum(terms.values()), **terms})
+        rows.append({"threshold": t, "objective": float(np.nansum(list(terms.values()))), **terms})  # an undefined recall adds nothing
     sweep = pd.DataFrame(rows)
     return float(sweep.threshold[sweep.objective.idxmax()]), sweep
 
