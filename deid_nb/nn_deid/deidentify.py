@@ -253,6 +253,18 @@ def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
     "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
     return k if alone < k else max(k, min(k * 2 ** (attempt + 1), largest))
 
+# %% ../../nbs/16_deidentify.ipynb #965ca1d9
+class _Previewed(Reidentifier):
+    "`reidentifier` scoring each text as the release step's `preview` writes it (a black box to the search)."
+    def __init__(self, reidentifier: Reidentifier, preview: Callable[[str], str]):
+        super().__init__(reidentifier.candidate_ids)
+        self.reidentifier, self.preview, self.name = reidentifier, preview, f"{reidentifier.name} (as released)"
+
+    def score_batch(self, documents: list[str]) -> np.ndarray:
+        return self.reidentifier.score([self.preview(d) for d in documents])
+
+    def document_window(self): return self.reidentifier.document_window()
+
 # %% ../../nbs/16_deidentify.ipynb #ba547044
 def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_documents, release, always_mask, never_mask,
                     max_rechecks, fast, **search_kwargs) -> list[Deidentified]:
@@ -267,6 +279,7 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
     run = lambda texts, ids, model=reidentifier, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
     trajectories = run([p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
     render = (lambda original, masked: masked) if release is None else release
+    seen = _Previewed(reidentifier, release.preview) if hasattr(release, "preview") else reidentifier  # what re-check searches score
     extra, calls = [[] for _ in documents], [0] * len(documents)  # re-check searches and re-check scoring, per document
     masked = [t.masked_text_at_k(k) for t in trajectories]
     for attempt in range(max_rechecks + 1):
@@ -282,11 +295,11 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
         if not short or attempt == max_rechecks:
             break
         logger.info(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
-        searched_rank = dict(zip(short, alone[short] if release is None else reidentifier.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short])))
+        searched_rank = dict(zip(short, alone[short] if release is None else seen.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short])))
         goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(reidentifier.candidate_ids) - 1) for w in short}
         for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
             mine = [w for w in short if goals[w] == goal]
-            for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], goal=goal)):
+            for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)):
                 extra[owner[w]].append(t)
                 masked[w] = t.masked_text_at_k(goal)
                 calls[owner[w]] += release is not None

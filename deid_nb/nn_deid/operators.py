@@ -146,3 +146,16 @@ def _visible_end(original: str, masked: str) -> int | None:
 def __call__(self: Operator, original: str, masked: str) -> str:
     "The released text: `original` with the spans `masked` hides written by this operator."
     return release_text(original, released_spans(self, original, masked), _visible_end(original, masked))
+
+# %% ../../nbs/16b_operators.ipynb #8ae40e0c
+_MASK_RUN = re.compile(re.escape(MASK_TOKEN) + r"(?:[\s\-'’]*" + re.escape(MASK_TOKEN) + ")*")
+
+@patch
+def preview(self: Operator, masked: str) -> str:
+    "The released text as far as the masked text alone says: each mask (run, when merging) replaced by the operator's stand-in."
+    runs = _MASK_RUN if self.merge else re.compile(re.escape(MASK_TOKEN))
+    numbers = iter(range(1, len(masked) + 2))
+    stand_in = {"replace": lambda: self.placeholder.replace("{entity_type}", QUASI_IDENTIFIER), "redact": lambda: "",
+                "hash": lambda: hashlib.sha256((self.salt or "").encode("utf-8")).hexdigest(),
+                "pseudonym": lambda: f"{QUASI_IDENTIFIER}_{next(numbers)}"}[self.name]
+    return runs.sub(lambda match: stand_in(), masked)
