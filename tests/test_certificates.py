@@ -78,3 +78,48 @@ def test_lists_hold_and_the_certificate_still_does(people, k, words):
         assert not set(always) & set(released)  # the deny-listed words always are
         if redaction.certificate.goal_met:
             assert reidentifier.ranks(redaction.text, redaction.person_id) >= k
+
+
+def _window_person(people):
+    "A person whose surname opens the first window and hides, in several spellings, inside the second."
+    words = "smith alma painter born bergen norway poet sailor the Smith's Ｓｍｉｔｈ #JohnSmith Smi\u00adth smith was a poet".split(" ")
+    return Person("long", " ".join(words), {"name": "alma smith"})
+
+
+def test_a_type_masked_in_one_window_is_masked_in_every_window():
+    "unit='type' promises every occurrence: a surname masked in the first window is masked in the second, in every spelling."
+    from deid_nb.nn_deid.deidentify import deidentify
+    from deid_nb.nn_deid.search import greedy_search
+
+    people = make_synthetic_people(20, seed=0)
+    person = _window_person(people)
+    pool = [person, *people]
+    first_unit_only = lambda text, pid, model, max_k=None, unit="type", **kw: greedy_search(text, pid, model, max_k=max_k, unit=unit, allowed=[0])
+    result = deidentify(person.document, ShortSighted(pool, seed=1, max_words=8), k=1, true_ids=person.person_id, search=first_unit_only)[0]
+    assert result.certificate.windows >= 2
+    released = result.text
+    for spelling in ["smith", "Smith", "Ｓｍｉｔｈ", "JohnSmith", "Smi\u00adth"]:
+        assert spelling not in released, (spelling, released)
+    assert "alma" in released  # only the surname's type was masked
+
+
+class _Liar(WordOverlapReidentifier):
+    "A test double whose reduced-precision stand-in is a different, noisy model (so the search's ranks are not the model's)."
+
+    def reduced_precision(self, dtype="auto"):
+        return WordOverlapReidentifier(self.people, seed=99, noise=5.0)
+
+
+def test_text_at_k_below_the_searched_k_never_ignores_the_re_check():
+    "Where the re-check had to search further, text_at_k(j < K) is a text that hides the person from the top j."
+    from deid_nb.nn_deid.deidentify import deidentify
+
+    people = make_synthetic_people(30, seed=0)
+    liar = _Liar(people, seed=1)
+    liar.people = people
+    results = deidentify(people[:10], liar, k=3, search="greedy", fast=True)
+    rechecked = [r for r in results if len(r.trajectories) > r.certificate.windows]
+    assert rechecked, "no document needed a re-check: the test would check nothing"
+    for result in rechecked:
+        for j in (1, 2):
+            assert liar.ranks(result.text_at_k(j), result.certificate.person_id) >= j
