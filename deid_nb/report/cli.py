@@ -26,8 +26,8 @@ from ..infill.retrieval import DenseReranker
 from ..nn_deid.registry import DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT
 from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, verify_certificate
 from ..nn_deid.deidentify import LONG_DOCUMENT_POLICIES, SEARCHES
-from ..nn_deid.operators import OPERATORS, PSEUDONYM_SCOPES
-from ..nn_deid.deidentifier import Deidentifier, apply_spans, check_trainable, masked_spans
+from ..nn_deid.operators import OPERATORS, PSEUDONYM_SCOPES, Operator, release_text, released_spans
+from ..nn_deid.deidentifier import Deidentifier, check_trainable
 from .card import background_retriever, card_figure, card_markdown, read_redaction, redaction_records, report_card
 
 logger = get_logger("deid_nb.report.cli")
@@ -215,7 +215,7 @@ def add_redact_command(commands) -> argparse.ArgumentParser:
 
 # %% ../../nbs/61_cli.ipynb #92d6a57a
 def run_redact(args: argparse.Namespace) -> int:
-    "Carry out parsed `redact` arguments: {'id', 'text', 'spans'} per document, in the output's format."
+    "Carry out parsed `redact` arguments: {'id', 'text', 'spans'} per document (spans typed and merged), in the output's format."
     output = check_output(args.output, inputs=[args.table])
     if args.method in IDF_BASELINES and not 0 <= args.fraction <= 1:
         raise DataError(f"--fraction must be in [0, 1], got {args.fraction}")
@@ -226,12 +226,12 @@ def run_redact(args: argparse.Namespace) -> int:
     people = list(_people(args.table, args))
     params = {"idf": dataset_idf(people), "fraction": args.fraction} if args.method in IDF_BASELINES else {}
     masked, records = redact_people(people, args.method, progress=False, **params), []
-    for person in people:
-        if person.person_id in masked:
-            spans = masked_spans(person.document, masked[person.person_id])
-            records.append({"id": person.person_id, "text": apply_spans(person.document, spans, args.mask), "spans": [list(s) for s in spans]})
+    operator = Operator("replace", args.mask)  # one placeholder per run of masked words, typed as Presidio types its entities
+    for person in (p for p in people if p.person_id in masked):
+        spans = released_spans(operator, person.document, masked[person.person_id])
+        records.append({"id": person.person_id, "text": release_text(person.document, spans), "spans": [s.to_dict() for s in spans]})
     write_records(records, output)
-    print(f"{len(records)} documents redacted by {args.method}: {sum(len(r['spans']) for r in records)} words masked -> {output}")
+    print(f"{len(records)} documents redacted by {args.method}: {sum(len(r['spans']) for r in records)} spans masked -> {output}")
     return 0
 
 # %% ../../nbs/61_cli.ipynb #c1696d37
