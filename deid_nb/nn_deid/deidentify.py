@@ -75,6 +75,7 @@ class Deidentified:
     trajectories: list[Trajectory]  # one per window (then any re-check searches)
     tail: str = ""  # the masked tail ("mask_tail" policy)
     masked_text: str = ""  # the masks as mask tokens (equal to `text` unless a `release` step rendered them)
+    rechecked: list = field(default_factory=list)  # the windows a re-check searched further (their trajectories no longer describe them)
 
 # %% ../../nbs/16_deidentify.ipynb #217c8e9f
 def _masked_words(original: str, masked: str) -> list[str]:
@@ -94,9 +95,10 @@ def text_at_k(self: Deidentified, k: int) -> str:
     if k > self.certificate.k:
         raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
     windows = self.trajectories[:self.certificate.windows]
-    if k == self.certificate.k or len(self.trajectories) > len(windows):  # re-checked: the searched trajectories are not the text
+    if k == self.certificate.k:
         return self.masked_text or self.text
-    masked = [t.masked_text_at_k(k) for t in windows]
+    certified = _cut_like(self.masked_text, [t.document for t in windows])[0] if self.rechecked else []
+    masked = [certified[w] if w in self.rechecked else t.masked_text_at_k(k) for w, t in enumerate(windows)]
     if windows and windows[0].unit == "type":
         masked = _spread_masked_types([t.document for t in windows], masked)
     return "".join(masked) + self.tail
@@ -280,7 +282,7 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
     trajectories = run([p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
     render = (lambda original, masked: masked) if release is None else release
     seen = _Previewed(reidentifier, release.preview) if hasattr(release, "preview") else reidentifier  # what re-check searches score
-    extra, calls = [[] for _ in documents], [0] * len(documents)  # re-check searches and re-check scoring, per document
+    extra, calls, rechecked = [[] for _ in documents], [0] * len(documents), [set() for _ in documents]  # re-check searches, scoring, windows
     masked = [t.masked_text_at_k(k) for t in trajectories]
     for attempt in range(max_rechecks + 1):
         if unit == "type":
@@ -301,11 +303,15 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
             mine = [w for w in short if goals[w] == goal]
             for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)):
                 extra[owner[w]].append(t)
+                rechecked[owner[w]].add(w - owner.index(owner[w]))
                 masked[w] = t.masked_text_at_k(goal)
                 calls[owner[w]] += release is not None
     fingerprint = model_fingerprint(reidentifier)
-    return [_result(i, documents[i], true_ids[i], k, reidentifier, fingerprint, split[i][1], joined[i], released[i], rows[i],
-                    ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))]
+    results = [_result(i, documents[i], true_ids[i], k, reidentifier, fingerprint, split[i][1], joined[i], released[i], rows[i],
+                       ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))]
+    for result, windows in zip(results, rechecked):
+        result.rechecked = sorted(windows)
+    return results
 
 # %% ../../nbs/16_deidentify.ipynb #bb7faf16
 def _spread_over_documents(window_originals: list[str], masked: list[str], owner: list[int]) -> list[str]:
