@@ -2,23 +2,41 @@
 
 Either an error of a named type whose message names the file and the line/record, or the record skipped,
 logged and reported in `.skipped` with its place, id and reason. Property tests (hypothesis) check that
-the table loaders round-trip any id string.
+the table loaders round-trip any id string. A cache file the package wrote that is cut short is recomputed
+with a warning naming it; a saved model the user keeps is a one-line error naming it.
 """
 import csv
+import hashlib
 import json
 import logging
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from safetensors.torch import save_file
 
+import deid_nb.adversarial.representation as representation
 import deid_nb.core as core
+from deid_nb.adversarial.pii_data import TaggedSentence, silver_cache_path, silver_sentences
+from deid_nb.adversarial.representation import AdversarialConfig, train_adversarial
+from deid_nb.adversarial.tagger import TaggerConfig, train_tagger
+from deid_nb.adversarial.word_embeddings import random_embeddings
+from deid_nb.causal_lm import tiny_causal_lm
 from deid_nb.core import ChecksumError, check_sha256, download_file, get_logger, safe_name, sha256_of
 from deid_nb.data import (DATA_SOURCES, DataError, DataSource, PeopleDataset, SkippedRecord, check_dataset_file,
                           dataset_path, load_dataset, load_wikibio_2000, load_wikibio_mini, make_synthetic_people,
                           people_from_table, records_sha256)
+from deid_nb.nn_deid.experiments import _read_results
+from deid_nb.nn_deid.model import BiEncoder, tiny_config
+from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
+from deid_nb.sanitize.context_indicators import cached_perturbation_drops
+from deid_nb.sanitize.lm_scores import document_scores
+from deid_nb.sanitize.recogniser import RecogniserConfig, load_recogniser, recogniser_cache_key
+from deid_nb.sanitize.risk_indicators import gold_span_table, span_embeddings
+from deid_nb.sanitize.tab_corpus import load_tab
 
 SHARED = Path("/work/shared/data")
 
@@ -346,3 +364,117 @@ def test_check_sha256_names_the_file(tmp_path):
     with pytest.raises(ChecksumError, match="model.safetensors: SHA-256 .* is not the pinned"):
         check_sha256(path, "0" * 64)
     assert download_file(path.as_uri(), tmp_path / "copy" / "m.bin", sha256=sha256_of(path)).read_text() == "truncated"
+
+
+# ---------------------------------------------------------------- caches: an unreadable one is recomputed with a warning
+def _truncate(path: Path) -> Path:
+    "Cut a cache file to its first half (an interrupted copy); the path, for the warning to name."
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+def _only(folder: Path, pattern: str) -> Path:
+    [found] = sorted(folder.rglob(pattern))
+    return found
+
+
+def _warned(caplog, path: Path) -> bool:
+    return any(str(path) in r.getMessage() and "unreadable cache file" in r.getMessage() for r in caplog.records)
+
+
+def test_truncated_lm_scores_are_rescored(tmp_path, caplog):
+    model, tokenizer = tiny_causal_lm()
+    texts = {"a": "Ann Lee is a judge in Oslo."}
+    first = document_scores(model, tokenizer, texts, artifacts_dir=tmp_path)
+    cache = _truncate(_only(tmp_path / "lm_scores", "*.npz"))
+    again = document_scores(model, tokenizer, texts, artifacts_dir=tmp_path)
+    assert again["a"].logprobs.tolist() == pytest.approx(first["a"].logprobs.tolist(), abs=1e-6)
+    assert _warned(caplog, cache)
+
+
+def test_truncated_span_embeddings_are_recomputed(tmp_path, caplog):
+    first = span_embeddings(["Oslo", "a judge"], artifacts_dir=tmp_path)
+    cache = _truncate(_only(tmp_path / "span_embeddings", "*.npy"))
+    assert span_embeddings(["Oslo", "a judge"], artifacts_dir=tmp_path) == pytest.approx(first, abs=1e-5)
+    assert _warned(caplog, cache)
+
+
+def test_truncated_perturbation_drops_are_recomputed(tmp_path, caplog):
+    mention = lambda start, end, text, kind, entity: {"start_offset": start, "end_offset": end, "span_text": text, "entity_type": kind,
+                                                      "identifier_type": "QUASI", "entity_id": entity}
+    [document] = load_tab([{"doc_id": "d1", "text": "Ann Lee lives in Oslo.", "task": "main person: ann lee", "annotations": {"a1": {
+        "entity_mentions": [mention(0, 7, "Ann Lee", "PERSON", "e1"), mention(17, 21, "Oslo", "LOC", "e2")]}}}])
+    model, tokenizer = tiny_causal_lm()
+    first = cached_perturbation_drops(model, tokenizer, document, gold_span_table([document]), artifacts_dir=tmp_path)
+    cache = _truncate(_only(tmp_path / "perturbation", "*.json"))
+    assert cached_perturbation_drops(model, tokenizer, document, gold_span_table([document]), artifacts_dir=tmp_path) == pytest.approx(first)
+    assert _warned(caplog, cache)
+
+
+def test_truncated_silver_sentences_are_retagged(tmp_path, caplog):
+    people = make_synthetic_people(2, seed=0)
+    first = silver_sentences(people, artifacts_dir=tmp_path)
+    cache = _truncate(silver_cache_path(people, artifacts_dir=tmp_path))
+    assert silver_sentences(people, artifacts_dir=tmp_path) == first
+    assert _warned(caplog, cache)
+
+
+def test_unreadable_nn_deid_results_warn_and_are_searched_again(tmp_path, caplog):
+    cache = write(tmp_path, "nn_deid_results.json", '{"p1": {"trajectories": [')
+    assert _read_results(cache, reuse=True) == {}
+    assert _warned(caplog, cache)
+    assert _read_results(tmp_path / "absent.json", reuse=True) == {} and _read_results(cache, reuse=False) == {}
+
+
+def _tagged():
+    sentences = [TaggedSentence("a", ["Alma", "Arden", "born", "1950"], [0, 5, 11, 16], [4, 10, 15, 20], ["B-PERSON", "I-PERSON", "O", "B-DATETIME"]),
+                 TaggedSentence("b", ["born", "in", "Bergen"], [0, 5, 8], [4, 7, 14], ["O", "O", "B-LOC"])]
+    return sentences, random_embeddings(["alma", "arden", "born", "in", "bergen"], dim=6)
+
+
+def test_truncated_tagger_is_retrained(tmp_path, caplog):
+    sentences, words = _tagged()
+    config = TaggerConfig(hidden=4, layers=1, max_epochs=1, batch_size=2)
+    first, _ = train_tagger(sentences, sentences, words, config, artifacts_dir=tmp_path)
+    cache = _truncate(_only(tmp_path / "adversarial" / "tagger", "model.safetensors"))
+    again, history = train_tagger(sentences, sentences, words, config, artifacts_dir=tmp_path)
+    assert history["epochs"] == 1 and _warned(caplog, cache)
+    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), again.state_dict().values()))
+
+
+def test_truncated_adversarial_model_is_retrained(tmp_path, caplog, monkeypatch):
+    sentences, words = _tagged()
+    calls = []
+    monkeypatch.setitem(representation.TRAINERS, "dann", lambda model, train, validation: calls.append(1) or {"history": {"dann": [1.0]}, "after_p1": None})
+    config = AdversarialConfig(dim=4, hidden=4, adversary_hidden=2, n_neighbours=2, tagger=TaggerConfig(hidden=4, layers=1))
+    train_adversarial(sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path)
+    cache = _truncate(_only(tmp_path / "adversarial" / "representation", "model.safetensors"))
+    _, result = train_adversarial(sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path)
+    assert calls == [1, 1] and result["history"] == {"dann": [1.0]} and _warned(caplog, cache)
+
+
+def test_truncated_training_checkpoint_trains_from_scratch(tmp_path, caplog):
+    checkpoint = tmp_path / "run" / "epoch-0"
+    checkpoint.mkdir(parents=True)
+    save_file({"weights": torch.zeros(64)}, str(checkpoint / "model.safetensors"))
+    save_file({"profile_embeddings": torch.zeros(3, 4)}, str(checkpoint / "state.safetensors"))
+    cache = _truncate(checkpoint / "model.safetensors")
+    write(tmp_path / "run", "training.json", json.dumps({"checkpoint": "epoch-0", "epochs_completed": 0, "history": [{"epoch": 0}]}))
+    dataset = PeopleDataset.from_people("synthetic30", make_synthetic_people(30, seed=0))
+    torch.manual_seed(0)
+    record = train_bi_encoder(BiEncoder(tiny_config()), dataset, TrainingConfig(epochs=1, batch_size=8, frozen_layers=1, num_threads=2),
+                              tmp_path / "run", progress=False)
+    assert [e["epoch"] for e in record["history"]] == [0] and "loss" in record["history"][0]
+    assert _warned(caplog, cache)
+
+
+def test_corrupt_saved_recogniser_is_a_one_line_error(tmp_path):
+    people, config = make_synthetic_people(3, seed=0), RecogniserConfig(max_documents=3, epochs=1)
+    digest = hashlib.sha256(json.dumps([(p.person_id, p.document, p.profile) for p in people]).encode()).hexdigest()
+    folder = tmp_path / "recogniser" / recogniser_cache_key(config, digest)
+    folder.mkdir(parents=True)
+    saved = write(folder, "recogniser.json", '{"config": {"encoder": "min')
+    with pytest.raises(ValueError) as error:
+        load_recogniser(config, people, tmp_path)
+    assert str(saved) in str(error.value) and "\n" not in str(error.value)

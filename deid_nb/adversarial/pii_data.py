@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..baselines import SPACY_MODEL, load_spacy
-from ..core import atomic_write, get_artifacts_dir, get_logger, stopwords_english
+from ..core import atomic_write, get_artifacts_dir, get_logger, read_cache, stopwords_english
 from ..data import Person, load_dataset
 from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
@@ -143,8 +143,9 @@ def silver_sentences(people: Sequence[Person], max_tokens: int = 64, model: str 
                      artifacts_dir=None, reuse: bool = True) -> list[TaggedSentence]:
     "Silver-tagged sentences of every person's document (cached on disk; bad records logged and skipped)."
     path = silver_cache_path(people, max_tokens, model, artifacts_dir)
-    if reuse and path.exists():
-        return [TaggedSentence(**s) for s in json.loads(path.read_text(encoding="utf-8"))]
+    cached = read_cache(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None  # unreadable: a warning, then re-tagged
+    if cached is not None:
+        return [TaggedSentence(**s) for s in cached]
     sentences = []
     for person, doc in zip(people, load_spacy(model).pipe([p.document or "" for p in people], batch_size=32)):
         try:

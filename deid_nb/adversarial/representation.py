@@ -30,7 +30,7 @@ from .pii_data import TaggedSentence
 from .pseudonymise import replaceable
 from .tagger import TAGS, Batch, BiLSTMCRF, TaggerConfig, binary_scores, encode, make_batch
 from .word_embeddings import WordEmbeddings
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache
 
 # %% ../../nbs/54_adversarial.ipynb #ea6efdfa
 logger = get_logger(__name__)
@@ -330,10 +330,12 @@ def train_adversarial(train: Sequence[TaggedSentence], validation: Sequence[Tagg
     folder = get_artifacts_dir(artifacts_dir) / "adversarial" / "representation" / hashlib.sha256(payload.encode()).hexdigest()[:16]
     torch.manual_seed(config.seed)
     model = AdversarialModel(embeddings.dim, config)
-    if reuse and (folder / "model.safetensors").exists():
-        model.load_state_dict(load_file(folder / "model.safetensors"))
-        after = folder / "after_p1.safetensors"
-        return model.eval(), {"history": json.loads((folder / "history.json").read_text()), "after_p1": load_file(after) if after.exists() else None}
+    state = read_cache(folder / "model.safetensors", load_file) if reuse else None  # unreadable: a warning, then retrained
+    history = read_cache(folder / "history.json", lambda p: json.loads(p.read_text())) if state is not None else None
+    after = read_cache(folder / "after_p1.safetensors", load_file) if history is not None and method == "three_part" else None
+    if history is not None and (after is not None or method != "three_part"):  # three_part also saved the P1 representation
+        model.load_state_dict(state)
+        return model.eval(), {"history": history, "after_p1": after}
     result = TRAINERS[method](model, pair_data(train, embeddings, config.n_neighbours), pair_data(validation, embeddings, config.n_neighbours))
     for name, state in (("model", model.state_dict()), ("after_p1", result["after_p1"])):
         if state is not None:

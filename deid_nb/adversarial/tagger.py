@@ -22,7 +22,7 @@ from torchcrf import CRF
 
 from .pii_data import CASING_CLASSES, TAB_TYPES, TaggedSentence, casing_class
 from .word_embeddings import WordEmbeddings
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache
 
 logger = get_logger(__name__)
 
@@ -179,9 +179,11 @@ def train_tagger(train: Sequence[TaggedSentence], validation: Sequence[TaggedSen
     folder = get_artifacts_dir(artifacts_dir) / "adversarial" / "tagger" / tagger_key(config, embeddings, train, validation)
     torch.manual_seed(config.seed)
     model = BiLSTMCRF(embeddings.dim, config)
-    if reuse and (folder / "model.safetensors").exists():
-        model.load_state_dict(load_file(folder / "model.safetensors"))
-        return model.eval(), json.loads((folder / "history.json").read_text())
+    state = read_cache(folder / "model.safetensors", load_file) if reuse else None  # unreadable: a warning, then retrained
+    history = read_cache(folder / "history.json", lambda p: json.loads(p.read_text())) if state is not None else None
+    if history is not None:
+        model.load_state_dict(state)
+        return model.eval(), history
     if not train or not validation:
         raise ValueError(f"train_tagger: need training and validation sentences, got {len(train)} and {len(validation)}")
     encoded, rng = encode(train, embeddings), np.random.RandomState(config.seed)

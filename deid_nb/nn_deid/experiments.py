@@ -23,7 +23,7 @@ __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE
 
 # %% ../../nbs/18_experiments.ipynb #751aef57
 from ..baselines import load_spacy, redact_people
-from ..core import atomic_write, safe_name
+from ..core import atomic_write, read_cache, safe_name
 from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
 from ..metrics import FirstPlaces
@@ -194,13 +194,8 @@ def _results_cache(reidentifier, dataset_name: str, profile, search: str, max_k:
     return results_dir(dataset_name, profile) / f"nn_deid_{name}_{search}_k{max_k}_{key}.json"
 
 def _read_results(path: Path, reuse: bool) -> dict:
-    "The cached results at `path` ({} when absent, not reused, or unreadable)."
-    if not reuse or not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return {}
+    "The cached results at `path` ({} when absent or not reused; when unreadable, a warning naming the file, then {})."
+    return (read_cache(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None) or {}
 
 # %% ../../nbs/18_experiments.ipynb #52ef99d9
 def nn_deid_results(people: Sequence[Person], # whose documents to de-identify (ids must be candidates of the model)

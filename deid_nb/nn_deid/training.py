@@ -16,10 +16,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 import torch
+from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, safe_name
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, safe_name
 from ..data import PeopleDataset, Person
 from ..encoders import mixed_precision, native_dtype
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
@@ -213,7 +214,6 @@ def _load_optimizer_tensors(optimizer, tensors: dict, prefix: str):
 # %% ../../nbs/11_training.ipynb #0bcbab43
 def save_checkpoint(directory: Path, epoch: int, model: BiEncoder, optimizers: dict, G: torch.Tensor, record: dict):
     "Write `epoch-{epoch}/` and then point `training.json` at it; older epoch folders are removed."
-    from safetensors.torch import save_file
     folder = directory / f"epoch-{epoch}"
     save_model(model, folder)
     tensors = {"profile_embeddings": G.detach().cpu().contiguous()}
@@ -228,6 +228,19 @@ def save_checkpoint(directory: Path, epoch: int, model: BiEncoder, optimizers: d
         if old.name != folder.name:
             shutil.rmtree(old, ignore_errors=True)
 
+# %% ../../nbs/11_training.ipynb #c7a1e0d5
+def _read_checkpoint(directory: Path) -> tuple[dict, dict, dict] | None:
+    "(record, model weights, optimiser and G tensors) of the run's last checkpoint; None when there is none or it is unreadable."
+    record = read_cache(directory / "training.json", lambda p: json.loads(p.read_text()))
+    if record is None:
+        return None
+    folder = directory / str(record.get("checkpoint"))
+    weights, tensors = (read_cache(folder / name, load_file) for name in ("model.safetensors", "state.safetensors"))
+    if weights is None or tensors is None:
+        logger.warning("%s: checkpoint incomplete or unreadable; training from scratch", folder)
+        return None
+    return record, weights, tensors
+
 # %% ../../nbs/11_training.ipynb #199d7141
 def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingConfig, directory: str | Path,
                      progress: bool = True, # tqdm bars
@@ -235,7 +248,6 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
                      profile_cache_dir: str | Path | None = None, # where the initial G is cached (shared by runs with the same g)
                     ) -> dict:
     "Train `model` on `dataset` (resuming from `directory` if a checkpoint is there); returns the training record."
-    from safetensors.torch import load_file
     directory = Path(directory)
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
@@ -246,11 +258,11 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
                              f"but the training configuration asks for {side} epochs")
     record = {"dataset": dataset.name, "training": asdict(config), "history": [], "epochs": config.epochs}
     start, state_file = 0, directory / "training.json"
-    if state_file.exists():
-        record = json.loads(state_file.read_text())
-        start, folder = record["epochs_completed"] + 1, directory / record["checkpoint"]
-        model.load_state_dict(load_file(str(folder / "model.safetensors")))
-        tensors = load_file(str(folder / "state.safetensors"))
+    checkpoint = _read_checkpoint(directory)  # unreadable: a warning, then training from scratch
+    if checkpoint is not None:
+        record, weights, tensors = checkpoint
+        start = record["epochs_completed"] + 1
+        model.load_state_dict(weights)
         for name, optimizer in optimizers.items():
             if optimizer is not None:
                 _load_optimizer_tensors(optimizer, tensors, name)
@@ -320,8 +332,8 @@ def train_reidentifier(dataset: PeopleDataset, model_config: BiEncoderConfig | N
     state_file = directory / "training.json"
     if retrain and directory.exists():
         shutil.rmtree(directory)
-    if state_file.exists() and json.loads(state_file.read_text())["epochs_completed"] + 1 >= config.epochs:
-        record = json.loads(state_file.read_text())
+    record = read_cache(state_file, lambda p: json.loads(p.read_text()))
+    if record is not None and record["epochs_completed"] + 1 >= config.epochs:
         return TrainedModel(load_model(directory / record["checkpoint"]), directory, record)
     torch.manual_seed(config.seed)
     model = BiEncoder(model_config)

@@ -26,7 +26,7 @@ __all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'PAPER_ROW', 'RUN_SIZES', 'protected
 
 # %% ../../nbs/34b_context_indicators.ipynb #191739b7
 from ..causal_lm import edited_token_logprobs, load_causal_lm, tiny_causal_lm, token_logprobs
-from ..core import atomic_write, get_artifacts_dir, get_logger
+from ..core import atomic_write, get_artifacts_dir, get_logger, read_cache
 from ..data import load_wikibio_2000, load_wikibio_mini
 from ..experiments import code_version
 from ..reidentifier import bm25_tokens
@@ -113,9 +113,8 @@ def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd
     key = hashlib.sha256(json.dumps([document.text, protected_name(document), sorted(_entity_groups(spans).items()),
                                      CLOZE, FILLER]).encode()).hexdigest()[:24]
     path = get_artifacts_dir(artifacts_dir) / "perturbation" / model_key(model) / f"{key}.json"
-    if path.exists():
-        drops = json.loads(path.read_text())
-    else:
+    drops = read_cache(path, lambda p: json.loads(p.read_text()))  # unreadable: a warning, then recomputed
+    if drops is None:
         drops = perturbation_drops(model, tokenizer, document, spans)
         with atomic_write(path) as f: json.dump(drops, f)
     return drops | {key: UNASSESSED for key in later}

@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from ..causal_lm import TokenScores, token_logprobs
-from ..core import atomic_path, get_artifacts_dir, get_logger
+from ..core import atomic_path, get_artifacts_dir, get_logger, read_cache
 
 # %% auto #0
 __all__ = ['SPAN_FEATURES', 'P_W_LABEL', 'model_key', 'document_scores', 'span_logprobs', 'log_prob_features', 'span_features',
@@ -36,18 +36,21 @@ def _scores_path(model, text: str, artifacts_dir=None) -> Path:
     text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
     return get_artifacts_dir(artifacts_dir) / "lm_scores" / model_key(model) / f"{text_hash}.npz"
 
+def _read_scores(path: Path) -> TokenScores:
+    with np.load(path) as saved:
+        return TokenScores(saved["ids"], saved["offsets"], saved["logprobs"])
+
 # %% ../../nbs/33_lm_scores.ipynb #012346d6
 def document_scores(model, tokenizer, texts: Mapping[str, str], # doc_id -> text
                     batch_size: int = 4, artifacts_dir=None, reuse: bool = True) -> dict[str, TokenScores]:
     "Each document's subword log-probs (one causal pass each), read from or written to the cache."
     out, todo = {}, []
     for doc_id, text in texts.items():
-        path = _scores_path(model, text, artifacts_dir)
-        if reuse and path.exists():
-            with np.load(path) as saved:
-                out[doc_id] = TokenScores(saved["ids"], saved["offsets"], saved["logprobs"])
-        else:
+        cached = read_cache(_scores_path(model, text, artifacts_dir), _read_scores) if reuse else None  # unreadable: a warning, then rescored
+        if cached is None:
             todo.append(doc_id)
+        else:
+            out[doc_id] = cached
     if todo:
         get_logger(__name__).info("LM pass over %d document(s) with %s", len(todo), model_key(model))
         for doc_id, scores in zip(todo, token_logprobs(model, tokenizer, [texts[d] for d in todo], batch_size=batch_size)):

@@ -282,6 +282,9 @@ def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
         (tmp / "recogniser.json").write_text(json.dumps({"config": asdict(config), "data_sha256": digest, **stats}, indent=1))
         shutil.rmtree(path, ignore_errors=True); os.replace(tmp, path)
         logger.info("recogniser trained on %d silver documents in %.0f s; saved to %s", stats["documents"], stats["train_seconds"], path)
-    stats = json.loads((path / "recogniser.json").read_text())
+    try:
+        stats = json.loads((path / "recogniser.json").read_text())
+    except ValueError as error:  # a saved model the user may have copied: its damage is theirs to see
+        raise ValueError(f"{path / 'recogniser.json'}: not a readable recogniser record ({error}); delete {path} to retrain") from None
     model = AutoModelForTokenClassification.from_pretrained(path, use_safetensors=True)
     return EntityRecogniser(model, AutoTokenizer.from_pretrained(path), config.max_length, path=path, stats=stats)

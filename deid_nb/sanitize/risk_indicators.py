@@ -35,7 +35,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
 # %% ../../nbs/34_risk_indicators.ipynb #e2154915
-from ..core import atomic_path, get_artifacts_dir
+from ..core import atomic_path, get_artifacts_dir, read_cache
 from ..encoders import load_encoder, mixed_precision, resolve_encoder
 from .lm_scores import SPAN_FEATURES, log_prob_features
 from .tab_corpus import ENTITY_TYPES, Masks, TabDocument, load_span_rows
@@ -231,8 +231,9 @@ def span_embeddings(texts: Sequence[str], encoder: str = "minilm", # a sentence 
     "Mean-pooled encoder embeddings of short texts, cached (random-weight encoders are never cached)."
     key = hashlib.sha256(json.dumps([encoder, list(texts)]).encode()).hexdigest()[:24]
     path = get_artifacts_dir(artifacts_dir) / "span_embeddings" / f"{key}.npy"
-    if random_init is None and path.exists():
-        return np.load(path)
+    cached = read_cache(path, np.load) if random_init is None else None  # unreadable: a warning, then recomputed
+    if cached is not None:
+        return cached
     if random_init is not None: torch.manual_seed(0)
     tokenizer, model = load_encoder(encoder, random_init)
     model.eval()
