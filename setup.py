@@ -41,7 +41,7 @@ setuptools.setup(
     package_data={"deid_nb": ["resources/*"]},
     install_requires=_requirements("requirements"),
     extras_require={**(extras := {k.removesuffix("_requirements"): _requirements(k) for k in cfg if k.endswith("_requirements")}),
-                    "all": sorted({r for rs in extras.values() for r in rs})},
+                    "all": sorted({r for k, rs in extras.items() if k not in _requirements("extras_outside_all") for r in rs})},
     entry_points={
         "console_scripts": cfg.get("console_scripts", "").split(),
         "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"],

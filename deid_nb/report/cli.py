@@ -10,10 +10,7 @@ import importlib.util
 import inspect
 import json
 import sys
-import tempfile
 from pathlib import Path
-
-import pandas as pd
 
 import deid_nb
 from ..core import MASK_TOKEN, atomic_path, atomic_write, enable_console_logging, get_logger
@@ -28,16 +25,17 @@ from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerpri
 from ..nn_deid.deidentify import LONG_DOCUMENT_POLICIES, SEARCHES
 from ..nn_deid.operators import OPERATORS, PSEUDONYM_SCOPES, Operator, release_text, released_spans
 from ..nn_deid.deidentifier import Deidentifier, check_trainable
+from ..nn_deid.batch import OUTPUT_FORMATS, check_output, check_writable, deidentify_shards, find_shards, is_shards, write_records
 from .card import background_retriever, card_figure, card_markdown, read_redaction, redaction_records, report_card
 
 logger = get_logger("deid_nb.report.cli")
 
 # %% auto #0
-__all__ = ['logger', 'UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'OUTPUT_FORMATS', 'DEIDENTIFY_DEFAULTS', 'REDACT_METHODS',
-           'PEER_TOOLS', 'COMMANDS', 'check_input', 'check_writable', 'check_output', 'write_records',
-           'add_deidentify_command', 'saved_settings', 'deidentify_settings', 'run_deidentify', 'add_redact_command',
-           'run_redact', 'add_report_command', 'verified_certificates', 'add_verify_command', 'run_verify',
-           'write_card', 'run_report', 'add_docs_command', 'run_docs', 'parser', 'main']
+__all__ = ['logger', 'UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'DEIDENTIFY_DEFAULTS', 'REDACT_METHODS', 'PEER_TOOLS',
+           'COMMANDS', 'check_input', 'add_deidentify_command', 'saved_settings', 'deidentify_settings',
+           'run_deidentify', 'run_shards', 'add_redact_command', 'run_redact', 'add_report_command',
+           'verified_certificates', 'add_verify_command', 'run_verify', 'write_card', 'run_report', 'add_docs_command',
+           'run_docs', 'parser', 'main']
 
 # %% ../../nbs/61_cli.ipynb #44dfa7ac
 UNCERTIFIED = 3  # deidentify: the output is written but some certificate is not met
@@ -57,50 +55,6 @@ def check_input(path: str | Path, what: str = "input") -> Path:
         raise DataError(f"{what} {path}: no such file")
     return Path(path)
 
-def check_writable(folder: str | Path, what: str = "output folder") -> Path:
-    "`folder` if it is (or can be created as) a writable folder; nothing is left behind."
-    folder = Path(folder).absolute()
-    existing = next(p for p in (folder, *folder.parents) if p.exists())
-    if not existing.is_dir():
-        raise DataError(f"{what} {folder}: {existing} is not a folder")
-    try:
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as error:
-        raise DataError(f"{what} {folder}: cannot write there ({error.strerror or error})") from None
-    return folder
-
-# %% ../../nbs/61_cli.ipynb #12d2c266
-OUTPUT_FORMATS = (".jsonl", ".csv", ".parquet")
-
-def check_output(path: str | Path, inputs=()) -> Path:
-    "`path` if its extension is a format we can write, its folder is writable and it is none of `inputs`."
-    path = Path(path)
-    if path.suffix not in OUTPUT_FORMATS:
-        raise DataError(f"{path}: unknown output format {path.suffix or '(no extension)'!r}; use one of {', '.join(OUTPUT_FORMATS)}")
-    if path.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
-        raise DataError(f"{path}: writing .parquet needs pyarrow (pip install pyarrow), or write .jsonl / .csv")
-    if any(path.resolve() == Path(i).resolve() for i in inputs):
-        raise DataError(f"{path}: the output would overwrite the input")
-    if path.is_dir():
-        raise DataError(f"{path}: is a folder, not a file")
-    check_writable(path.parent)
-    return path
-
-# %% ../../nbs/61_cli.ipynb #f18f5b4b
-def write_records(records: list[dict], path: str | Path) -> Path:
-    "Write `records` as JSON Lines, CSV or Parquet, as `path`'s extension says, atomically."
-    path = check_output(path)
-    if path.suffix == ".jsonl":
-        with atomic_write(path, encoding="utf-8") as f:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        return path
-    frame = pd.DataFrame([{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in r.items()}
-                          for r in records])
-    with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False) if path.suffix == ".csv" else frame.to_parquet(tmp, index=False)
-    return path
-
 # %% ../../nbs/61_cli.ipynb #f1583759
 def _add_table_options(parser: argparse.ArgumentParser):
     parser.add_argument("--id", default="id", help="column of the person ids (default: id)")
@@ -118,7 +72,7 @@ def _people(table: str, args: argparse.Namespace):
 # %% ../../nbs/61_cli.ipynb #0f30b46e
 def add_deidentify_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("deidentify", help="de-identify the documents of a table of people (NN DeID)")
-    run.add_argument("table", help="a .csv, .jsonl or .json table: one person per row")
+    run.add_argument("table", help="a .csv, .jsonl or .json table: one person per row; or a folder or quoted glob of shards (with --model)")
     _add_table_options(run)
     run.add_argument("--k", type=int, help="privacy: each person must leave the re-identifier's top k (default: 1, or the saved model's)")
     model = run.add_mutually_exclusive_group()
@@ -137,7 +91,10 @@ def add_deidentify_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--never-mask", nargs="+", metavar="WORD", help="words never masked (an allow-list)")
     run.add_argument("--save-model", help="also save the whole re-identifier into this folder (personal data: every profile, owner-only files)")
     run.add_argument("--allow-uncertified", action="store_true", help=f"exit 0, not {UNCERTIFIED}, when some certificate is not met")
-    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(OUTPUT_FORMATS)} (by its extension)")
+    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(OUTPUT_FORMATS)} (by its extension); shards: a folder")
+    run.add_argument("--format", choices=OUTPUT_FORMATS, help="shards: the outputs' format (default: each input's)")
+    run.add_argument("--engine", default="local", choices=("local", "ray"), help="shards: a local process pool (default) or Ray")
+    run.add_argument("--workers", type=int, default=1, help="shards: processes (or Ray actors), each loading the model once (default 1)")
     return run
 
 # %% ../../nbs/61_cli.ipynb #3e1ce240
@@ -182,6 +139,8 @@ def _deidentifier(args: argparse.Namespace, people, settings: dict) -> Deidentif
 # %% ../../nbs/61_cli.ipynb #c35164e6
 def run_deidentify(args: argparse.Namespace) -> int:
     "Carry out parsed `deidentify` arguments: every argument and path checked before any training; 3 if a certificate is not met."
+    if is_shards(args.table):
+        return run_shards(args)
     output = check_output(args.output, inputs=[args.table])
     settings, origin = deidentify_settings(args)
     if args.save_model:
@@ -198,6 +157,21 @@ def run_deidentify(args: argparse.Namespace) -> int:
     print(f"{len(redactions)} documents de-identified for k={settings['k']} against {deid.reidentifier.name}: "
           f"{len(redactions) - len(short)} certificates met{'; not met: ' + ', '.join(short[:10]) if short else ''} -> {output}")
     return UNCERTIFIED if short and not args.allow_uncertified else 0
+
+# %% ../../nbs/61_cli.ipynb #0b7ed431
+def run_shards(args: argparse.Namespace) -> int:
+    "`deidentify` a folder or glob of shards with a saved model (`deidentify_shards`): 1 if a shard failed, 3 if a certificate is not met."
+    shards = find_shards(args.table)
+    if not args.model or args.save_model:
+        raise DataError("shards (a folder or a glob) need a saved de-identifier, --model DIR (written by --save-model), and no --save-model")
+    settings, _ = deidentify_settings(args)
+    manifest = deidentify_shards(shards, args.model, args.output, args.engine, args.workers, settings, args.id, args.text, args.format)
+    entries = [manifest["shards"][shard.name] for shard in shards]
+    for entry in (e for e in entries if "error" in e):
+        print(f"deid-nb deidentify: {entry['name']}: {entry['error']}", file=sys.stderr)
+    counts = {k: sum(e.get(k, 0) for e in entries) for k in ("read", "written", "skipped", "uncertified")}
+    print(f"{len(shards)} shards: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + f" -> {Path(args.output) / 'manifest.json'}")
+    return 1 if any("error" in e for e in entries) else UNCERTIFIED if counts["uncertified"] and not args.allow_uncertified else 0
 
 # %% ../../nbs/61_cli.ipynb #d0fe2a59
 REDACT_METHODS = tuple(sorted(m for m in BASELINES if m != "none"))
