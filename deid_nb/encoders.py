@@ -5,6 +5,9 @@
 # %% ../nbs/03b_encoders.ipynb #6c72f9bc
 from __future__ import annotations
 
+import contextlib
+import os
+
 import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
@@ -13,7 +16,7 @@ from .core import resolve_device
 
 # %% auto #0
 __all__ = ['PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'resolve_encoder', 'load_encoder', 'tokenizer_mask_token',
-           'native_dtype', 'mixed_precision', 'device_summary']
+           'native_dtype', 'mixed_precision', 'device_summary', 'device_setting']
 
 # %% ../nbs/03b_encoders.ipynb #7e2bb773
 PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -84,3 +87,17 @@ def device_summary(device: str | torch.device | None = None, # None: the rule of
         index = torch.cuda.current_device() if device.index is None else device.index
         name = f"cuda:{index} ({torch.cuda.get_device_name(index)})"
     return f"device: {name}" + (", bfloat16" if native_dtype("auto", device) == torch.bfloat16 else "")
+
+@contextlib.contextmanager
+def device_setting(device: str | None): # None: the setting is left as it is
+    "`$DEID_NB_DEVICE` = `device` inside the block (a command line's `--device`), restored afterwards."
+    saved = os.environ.get("DEID_NB_DEVICE")
+    if device is not None:
+        os.environ["DEID_NB_DEVICE"] = device
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("DEID_NB_DEVICE", None)
+        else:
+            os.environ["DEID_NB_DEVICE"] = saved
