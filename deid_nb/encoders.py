@@ -88,6 +88,7 @@ def device_summary(device: str | torch.device | None = None, # None: the rule of
         name = f"cuda:{index} ({torch.cuda.get_device_name(index)})"
     return f"device: {name}" + (", bfloat16" if native_dtype("auto", device) == torch.bfloat16 else "")
 
+# %% ../nbs/03b_encoders.ipynb #99c0843d
 @contextlib.contextmanager
 def device_setting(device: str | None): # None: the setting is left as it is
     "`$DEID_NB_DEVICE` = `device` inside the block (a command line's `--device`), restored afterwards."

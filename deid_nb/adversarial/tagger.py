@@ -59,6 +59,7 @@ class Batch:
         "The same batch on `device`."
         return Batch(self.inputs.to(device), self.casing.to(device), self.tags.to(device), self.mask.to(device))
 
+# %% ../../nbs/53_tagger.ipynb #fd4928e5
 def module_device(module: nn.Module) -> torch.device:
     "Where a module's parameters live: its batches are moved there."
     return next(module.parameters()).device
