@@ -19,7 +19,7 @@ import torch
 from tokenizers import ByteLevelBPETokenizer
 from transformers import DynamicCache, AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from .core import get_artifacts_dir, get_logger, sha256_of
+from .core import get_artifacts_dir, get_logger, resolve_device, sha256_of
 
 # %% auto #0
 __all__ = ['PACKAGED_CAUSAL_LMS', 'packaged_gguf', 'converted_dir', 'convert_gguf', 'resolve_causal_lm', 'load_causal_lm',
@@ -84,11 +84,12 @@ def resolve_causal_lm(name: str, # "smollm2", "gemma3", a local model folder or 
 
 # %% ../nbs/08_causal_lm.ipynb #ec437308
 def load_causal_lm(name: str = "smollm2", # see `resolve_causal_lm`
-                   device: str = "cpu", artifacts_dir=None):
+                   device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
+                   artifacts_dir=None):
     "(model, tokenizer) in eval mode; never runs code from the model folder; pads on the right with EOS if no pad token."
     path = resolve_causal_lm(name, artifacts_dir)
     tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
-    model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=False, dtype=torch.float32).to(device).eval()
+    model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=False, dtype=torch.float32).to(resolve_device(device)).eval()
     return model, _ready_tokenizer(tokenizer)
 
 def _ready_tokenizer(tokenizer):

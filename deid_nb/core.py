@@ -25,8 +25,8 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['WORD_PATTERN', 'MASK_TOKEN', 'MASK_ALIASES', 'get_logger', 'enable_console_logging', 'cache_root', 'get_data_dir',
-           'get_artifacts_dir', 'get_figures_dir', 'seed_everything', 'cpu_threads', 'safe_name', 'atomic_path',
-           'atomic_write', 'read_cache', 'sha256_of', 'ChecksumError', 'check_sha256', 'download_file',
+           'get_artifacts_dir', 'get_figures_dir', 'seed_everything', 'cpu_threads', 'resolve_device', 'safe_name',
+           'atomic_path', 'atomic_write', 'read_cache', 'sha256_of', 'ChecksumError', 'check_sha256', 'download_file',
            'normalise_masks', 'count_masks', 'split_at_masks', 'words', 'count_words', 'stopwords_english',
            'setup_textattack_offline']
 
@@ -104,6 +104,28 @@ def cpu_threads() -> int:
     if value and not (value.isdigit() and int(value) > 0):
         raise ValueError(f"DEID_NB_THREADS must be a positive whole number, got {value!r}")
     return int(value) if value else (os.cpu_count() or 1)
+
+# %% ../nbs/00_core.ipynb #60b7c3ed
+_DEVICE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
+
+def resolve_device(device: str | None = None, # "auto", "cpu", "cuda" or "cuda:N" (or a torch.device); None: $DEID_NB_DEVICE, else "auto"
+                  ) -> "torch.device":
+    "The torch device to run on: `device`, else `$DEID_NB_DEVICE`, else 'auto' (CUDA when available, else the CPU)."
+    import torch  # third-party and heavy: core imports torch only when a device is asked for
+    if isinstance(device, torch.device):
+        return device
+    source = "the device argument" if device is not None else "$DEID_NB_DEVICE (or deid-nb --device)"
+    requested = str(device if device is not None else os.environ.get("DEID_NB_DEVICE", "").strip() or "auto").lower()
+    match = _DEVICE.fullmatch(requested)
+    if match is None:
+        raise ValueError(f"{source} must be auto, cpu, cuda or cuda:N, got {requested!r}")
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"{source} asks for {requested!r}, but torch sees no CUDA device here; use cpu or auto")
+    if match.group(1) is not None and int(match.group(1)) >= torch.cuda.device_count():
+        raise ValueError(f"{source} asks for {requested!r}, but torch sees {torch.cuda.device_count()} CUDA device(s)")
+    return torch.device(requested)
 
 # %% ../nbs/00_core.ipynb #7004dc80
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,127}")

@@ -5,13 +5,18 @@
 # %% ../nbs/03b_encoders.ipynb #6c72f9bc
 from __future__ import annotations
 
+import contextlib
+import os
+
 import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from .core import resolve_device
+
 # %% auto #0
 __all__ = ['PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'resolve_encoder', 'load_encoder', 'tokenizer_mask_token',
-           'native_dtype', 'mixed_precision']
+           'native_dtype', 'mixed_precision', 'device_summary', 'device_setting']
 
 # %% ../nbs/03b_encoders.ipynb #7e2bb773
 PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -71,3 +76,29 @@ def mixed_precision(device: torch.device | str = "cpu", precision: str | torch.d
     "`torch.autocast` to `native_dtype(precision, device)` for a training forward pass (disabled when that is float32)."
     device, dtype = torch.device(device), native_dtype(precision, device)
     return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
+
+# %% ../nbs/03b_encoders.ipynb #4d6e2f73
+def device_summary(device: str | torch.device | None = None, # None: the rule of `deid_nb.core.resolve_device`
+                  ) -> str:
+    "One line for the start of a run: `device: cpu` or `device: cuda:0 (NVIDIA H100 80GB HBM3), bfloat16`."
+    device = resolve_device(device)
+    name = device.type
+    if device.type == "cuda":
+        index = torch.cuda.current_device() if device.index is None else device.index
+        name = f"cuda:{index} ({torch.cuda.get_device_name(index)})"
+    return f"device: {name}" + (", bfloat16" if native_dtype("auto", device) == torch.bfloat16 else "")
+
+# %% ../nbs/03b_encoders.ipynb #99c0843d
+@contextlib.contextmanager
+def device_setting(device: str | None): # None: the setting is left as it is
+    "`$DEID_NB_DEVICE` = `device` inside the block (a command line's `--device`), restored afterwards."
+    saved = os.environ.get("DEID_NB_DEVICE")
+    if device is not None:
+        os.environ["DEID_NB_DEVICE"] = device
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("DEID_NB_DEVICE", None)
+        else:
+            os.environ["DEID_NB_DEVICE"] = saved

@@ -28,9 +28,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 # %% ../../nbs/54_adversarial.ipynb #56a32cc0
 from .pii_data import TaggedSentence
 from .pseudonymise import replaceable
-from .tagger import TAGS, Batch, BiLSTMCRF, TaggerConfig, binary_scores, encode, make_batch
+from .tagger import TAGS, Batch, BiLSTMCRF, TaggerConfig, binary_scores, encode, make_batch, module_device
 from .word_embeddings import WordEmbeddings
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, resolve_device
 
 # %% ../../nbs/54_adversarial.ipynb #ea6efdfa
 logger = get_logger(__name__)
@@ -151,7 +151,7 @@ class PairBatch:
     same: torch.Tensor # B float labels: 1 = same sentence
     paired: torch.Tensor # B bool: the row has a replaceable PII token and enters l_adv
 
-def pair_batches(encoded, sampler: PairSampler, batch_size: int, rng: np.random.RandomState, shuffle: bool = True):
+def pair_batches(encoded, sampler: PairSampler, batch_size: int, rng: np.random.RandomState, shuffle: bool = True, device="cpu"):
     "Batches of sentences with a freshly drawn pair for every row (half same, half different)."
     order = rng.permutation(len(encoded)) if shuffle else np.arange(len(encoded))
     for start in range(0, len(order), batch_size):
@@ -162,7 +162,7 @@ def pair_batches(encoded, sampler: PairSampler, batch_size: int, rng: np.random.
         other = torch.zeros_like(batch.inputs)
         for j, i in enumerate(rows):
             other[j, :len(encoded[i][1])] = torch.from_numpy(sampler.other(i, encoded[i][0], bool(same[j]), rng))
-        yield PairBatch(batch, other, same.float(), paired)
+        yield PairBatch(batch.to(device), other.to(device), same.float().to(device), paired.to(device))
 
 # %% ../../nbs/54_adversarial.ipynb #8d0f6e44
 LN2 = math.log(2)
@@ -211,7 +211,7 @@ def run_phase(model: AdversarialModel, encoded, sampler: PairSampler, phase: str
         module = getattr(model, name)
         module.train(name in PHASES[phase]).requires_grad_(name in PHASES[phase])
     losses = []
-    for pairs in pair_batches(encoded, sampler, model.config.batch_size, rng):
+    for pairs in pair_batches(encoded, sampler, model.config.batch_size, rng, device=module_device(model)):
         loss, _ = phase_loss(model, pairs, phase)
         if not loss.requires_grad:
             continue
@@ -230,7 +230,7 @@ def validation_losses(model: AdversarialModel, encoded, sampler: PairSampler, se
     "Mean l_deid, l_adv, l_repr and adversary accuracy on fixed validation pairs (noise on, dropout off)."
     model.eval()
     deids, advs, correct, rng = [], [], [], np.random.RandomState(seed)
-    for pairs in pair_batches(encoded, sampler, 64, rng, shuffle=False):
+    for pairs in pair_batches(encoded, sampler, 64, rng, shuffle=False, device=module_device(model)):
         deid, adv, right = model.losses(pairs)
         deids.append(deid.item())
         if len(right): advs.append(adv.item()); correct += right.tolist()
@@ -270,7 +270,7 @@ def representation_tags(model: AdversarialModel, encoded, batch_size: int = 64) 
     model.eval()
     tags = []
     for start in range(0, len(encoded), batch_size):
-        b = make_batch(encoded[start:start + batch_size])
+        b = make_batch(encoded[start:start + batch_size]).to(module_device(model))
         tags += [[TAGS[i] for i in path] for path in model.tagger.decode(model.representation(b.inputs, b.mask), b.casing, b.mask)]
     return tags
 
@@ -322,14 +322,14 @@ def _config_dict(config: AdversarialConfig) -> dict:
 # %% ../../nbs/54_adversarial.ipynb #d353bbba
 def train_adversarial(train: Sequence[TaggedSentence], validation: Sequence[TaggedSentence], embeddings: WordEmbeddings,
                       config: AdversarialConfig = AdversarialConfig(), method: str = "three_part",
-                      artifacts_dir=None, reuse: bool = True) -> tuple[AdversarialModel, dict]:
+                      artifacts_dir=None, reuse: bool = True, device: str | None = None) -> tuple[AdversarialModel, dict]:
     "Train (or load) the adversarial model; returns it and `{'history', 'after_p1'}`."
     if method not in TRAINERS:
         raise ValueError(f"unknown training method {method!r}; known: {sorted(TRAINERS)}")
     payload = json.dumps([_config_dict(config), method, embeddings.name, [[(s.tokens, s.tags) for s in d] for d in (train, validation)]])
     folder = get_artifacts_dir(artifacts_dir) / "adversarial" / "representation" / hashlib.sha256(payload.encode()).hexdigest()[:16]
     torch.manual_seed(config.seed)
-    model = AdversarialModel(embeddings.dim, config)
+    model = AdversarialModel(embeddings.dim, config).to(resolve_device(device))  # None: the rule of `resolve_device`
     state = read_cache(folder / "model.safetensors", load_file) if reuse else None  # unreadable: a warning, then retrained
     history = read_cache(folder / "history.json", lambda p: json.loads(p.read_text())) if state is not None else None
     after = read_cache(folder / "after_p1.safetensors", load_file) if history is not None and method == "three_part" else None
@@ -367,7 +367,7 @@ def _pair_views(representation: NoisyRepresentation | None, pairs: PairBatch):
 def _adversary_accuracy(adversary: PairAdversaries, representation, data: PairData, seed: int) -> tuple[int, int]:
     correct, total = 0, 0
     with torch.no_grad():
-        for pairs in pair_batches(data.encoded, data.sampler, 64, np.random.RandomState(seed), shuffle=False):
+        for pairs in pair_batches(data.encoded, data.sampler, 64, np.random.RandomState(seed), shuffle=False, device=module_device(adversary)):
             if pairs.paired.any():
                 inputs, mine, other, mask = _pair_views(representation, pairs)
                 correct += int(((adversary(inputs, mine, other, mask) > 0) == pairs.same[pairs.paired].bool()).sum())
@@ -377,17 +377,17 @@ def _adversary_accuracy(adversary: PairAdversaries, representation, data: PairDa
 # %% ../../nbs/54_adversarial.ipynb #a3abf895
 def retrain_adversary(representation: NoisyRepresentation | None, # frozen; None = the raw embeddings (control)
                       train: PairData, test: PairData, epochs: int = 10, # K epochs of a fresh adversary
-                      hidden: int = 64, learning_rate: float = 0.01, batch_size: int = 32, seed: int = 0) -> dict:
+                      hidden: int = 64, learning_rate: float = 0.01, batch_size: int = 32, seed: int = 0, device: str | None = None) -> dict:
     "Held-out accuracy of a fresh pair adversary after each of `epochs` epochs on the frozen representation."
     torch.manual_seed(seed)
     embedding_dim = train.encoded[0][0].shape[1]
     dim = embedding_dim if representation is None else representation.project.out_features
-    adversary, rng = PairAdversaries(embedding_dim, dim, hidden), np.random.RandomState(seed)
+    adversary, rng = PairAdversaries(embedding_dim, dim, hidden).to(resolve_device(device)), np.random.RandomState(seed)
     optimiser, accuracies = torch.optim.NAdam(adversary.parameters(), lr=learning_rate), []
-    if representation is not None: representation.eval()
+    if representation is not None: representation.to(module_device(adversary)).eval()
     for _ in range(epochs):
         adversary.train()
-        for pairs in pair_batches(train.encoded, train.sampler, batch_size, rng):
+        for pairs in pair_batches(train.encoded, train.sampler, batch_size, rng, device=module_device(adversary)):
             if pairs.paired.any():
                 loss = F.binary_cross_entropy_with_logits(adversary(*_pair_views(representation, pairs)), pairs.same[pairs.paired])
                 optimiser.zero_grad(); loss.backward(); optimiser.step()

@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from rank_bm25 import BM25Okapi
 from sentence_transformers import SentenceTransformer
 
-from ..core import atomic_path, get_artifacts_dir, normalise_masks, read_cache
+from ..core import atomic_path, get_artifacts_dir, normalise_masks, read_cache, resolve_device
 from .knowledge_base import KnowledgeBase, Passage, build_knowledge_base, person_keys
 from ..encoders import resolve_encoder
 from ..reidentifier import BM25Reidentifier, Reidentifier, bm25_tokens
@@ -100,10 +100,11 @@ class DenseReranker:
     "A zero-shot sentence-transformers bi-encoder that ranks chunks for a span query; chunk embeddings cached by text hash."
     def __init__(self, model: str = "minilm", # "minilm" (packaged) or any sentence-transformers name/folder
                  cache_dir: str | Path | None = None, # default: <artifacts>/infill/chunk_embeddings
-                 batch_size: int = 32, device: str = "cpu"):
+                 batch_size: int = 32, device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
+                ):
         path = resolve_encoder(model)
         self.model, self.batch_size = model, batch_size
-        self.encoder = SentenceTransformer(path, device=device)
+        self.encoder = SentenceTransformer(path, device=str(resolve_device(device)))
         self.cache_path = Path(cache_dir or get_artifacts_dir() / "infill" / "chunk_embeddings") / f"{_encoder_key(path)}.npz"
         self.queries, self.encoded = {}, 0  # queries: span-query embeddings, this process only (never saved)
         self.cache = read_cache(self.cache_path, _read_chunk_embeddings) or {}  # unreadable: a warning, then rebuilt

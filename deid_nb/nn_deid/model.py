@@ -18,7 +18,7 @@ from fastcore.basics import patch
 from safetensors import SafetensorError
 from torch import nn
 
-from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger, normalise_masks, read_cache
+from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger, normalise_masks, read_cache, resolve_device
 from ..data import Person, linearise_profile
 from ..encoders import TINY_ENCODER, load_encoder, resolve_encoder, tokenizer_mask_token
 
@@ -210,7 +210,8 @@ def _read_config(path: Path) -> BiEncoderConfig:
     return BiEncoderConfig(**fields)
 
 # %% ../../nbs/10_model.ipynb #aa98112b
-def load_model(directory: str | Path, device: str = "cpu") -> BiEncoder:
+def load_model(directory: str | Path, device: str | None = None, # None: `deid_nb.core.resolve_device`'s rule
+               ) -> BiEncoder:
     "The `BiEncoder` saved in `directory` (architecture from the checked config, weights from the safetensors file)."
     from safetensors.torch import load_file
     directory = Path(directory)
@@ -222,7 +223,7 @@ def load_model(directory: str | Path, device: str = "cpu") -> BiEncoder:
     except (SafetensorError, RuntimeError, OSError) as error:  # truncated, corrupt, or another model's weights
         raise ValueError(f"{weights}: not readable weights of this model ({str(error).splitlines()[0]}); "
                          "train or save the model again") from None
-    return model.to(device)
+    return model.to(resolve_device(device))
 
 # %% ../../nbs/10_model.ipynb #db6fc072
 _PROFILE_SIDE = ("embedding_dim", "normalize", "max_profile_tokens", "random_init")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..core import get_artifacts_dir, get_logger, safe_name
+from ..core import get_artifacts_dir, get_logger, resolve_device, safe_name
 from ..data import PeopleDataset
 from .hybrid import LEXICAL_WEIGHTS, PAIR_DISTANCES, HybridReidentifier, fit_lexical_channel
 from .model import BiEncoder, BiEncoderConfig
@@ -67,7 +67,9 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
                       artifacts_dir: str | Path | None = None, # trained models and caches (default: deid_nb.core.get_artifacts_dir())
                       train_if_missing: bool = True, # False: raise if the model has not been trained yet
                       registry: dict | None = None, # default: REIDENTIFIERS
-                      progress: bool = True) -> Reidentifier:
+                      progress: bool = True,
+                      device: str | None = None, # where neural models train and run (None: `resolve_device`'s rule)
+                     ) -> Reidentifier:
     "The re-identifier `name` over all of `dataset`'s people, training (once) and caching as needed."
     registry = REIDENTIFIERS if registry is None else registry
     if name not in registry:
@@ -76,14 +78,14 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
     if spec is None:
         return BM25Reidentifier(dataset.people, name=name)
     if isinstance(spec, HybridSpec):
-        neural = load_reidentifier(spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress)
+        neural = load_reidentifier(spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress, device)
         hybrid = hybrid_from_spec(spec, neural, dataset, name)
         hybrid.trained_in = getattr(neural, "trained_in", None)
         return hybrid
-    directory = run_directory(dataset, spec.model, spec.training, artifacts_dir, name)
+    directory = run_directory(dataset, spec.model, spec.training, artifacts_dir, name, device)
     if not train_if_missing and not (directory / "training.json").exists():
         raise FileNotFoundError(f"{name} is not trained on {dataset.name} yet (expected {directory}); pass train_if_missing=True")
-    trained = train_reidentifier(dataset, spec.model, spec.training, artifacts_dir, name, progress=progress)
+    trained = train_reidentifier(dataset, spec.model, spec.training, artifacts_dir, name, progress=progress, device=device)
     reidentifier = NeuralReidentifier(trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
     reidentifier.trained_in = trained.directory  # what results computed with it depend on (see deid_nb.nn_deid.experiments)
     return reidentifier
@@ -109,11 +111,15 @@ def load_ensemble(dataset: PeopleDataset, names: Sequence[str] = EVALUATION_ENSE
 # %% ../../nbs/14_registry.ipynb #0cf108e5
 ZERO_SHOT = "minilm_zero_shot"
 
-@functools.lru_cache(maxsize=1)
-def zero_shot_model() -> BiEncoder:
-    "The packaged MiniLM as an untrained bi-encoder (384-d, no projection), loaded once per process."
-    return BiEncoder(BiEncoderConfig(embedding_dim=None)).eval()
+def zero_shot_model(device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
+                   ) -> BiEncoder:
+    "The packaged MiniLM as an untrained bi-encoder (384-d, no projection), loaded once per process and device."
+    return _zero_shot_model(resolve_device(device))
 
-def zero_shot_reidentifier(dataset: PeopleDataset, name: str = ZERO_SHOT) -> NeuralReidentifier:
+@functools.lru_cache(maxsize=1)
+def _zero_shot_model(device) -> BiEncoder:
+    return BiEncoder(BiEncoderConfig(embedding_dim=None)).to(device).eval()
+
+def zero_shot_reidentifier(dataset: PeopleDataset, name: str = ZERO_SHOT, device: str | None = None) -> NeuralReidentifier:
     "The zero-shot MiniLM bi-encoder over all of `dataset`'s people."
-    return NeuralReidentifier(zero_shot_model(), dataset.people, name)
+    return NeuralReidentifier(zero_shot_model(device), dataset.people, name)

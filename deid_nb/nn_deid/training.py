@@ -20,7 +20,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, safe_name
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, resolve_device, safe_name
 from ..data import PeopleDataset, Person
 from ..encoders import mixed_precision, native_dtype
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
@@ -300,11 +300,13 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
 _NOT_IN_RUN_KEY = ("num_threads", "max_validation_documents")  # they change speed or reporting, not the weights
 
 def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config: TrainingConfig,
-                  artifacts_dir: str | Path | None = None, name: str = "bi_encoder") -> Path:
+                  artifacts_dir: str | Path | None = None, name: str = "bi_encoder",
+                  device: str | None = None, # where it trains (None: the rule of `resolve_device`): what precision "auto" means
+                 ) -> Path:
     "Where a run of these configurations on this dataset lives."
     ids = hashlib.sha256("\n".join(p.person_id for p in dataset.people).encode()).hexdigest()
     learned = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_RUN_KEY}
-    learned["precision"] = str(native_dtype(config.precision, "cuda" if torch.cuda.is_available() else "cpu"))  # what "auto" means here
+    learned["precision"] = str(native_dtype(config.precision, resolve_device(device)))  # what "auto" means there
     key = json.dumps([asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True)
     return get_artifacts_dir(artifacts_dir) / "reidentifiers" / safe_name(dataset.name, "dataset name") / f"{safe_name(name, 're-identifier name')}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
@@ -325,18 +327,21 @@ class TrainedModel:
 def train_reidentifier(dataset: PeopleDataset, model_config: BiEncoderConfig | None = None,
                        config: TrainingConfig | None = None, artifacts_dir: str | Path | None = None,
                        name: str = "bi_encoder", # label of the run directory (e.g. a registry name)
-                       retrain: bool = False, progress: bool = True) -> TrainedModel:
+                       retrain: bool = False, progress: bool = True,
+                       device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
+                      ) -> TrainedModel:
     "Train the bi-encoder on `dataset` (resuming a killed run) or load the finished model; deterministic given the seed."
     model_config, config = model_config or BiEncoderConfig(), config or TrainingConfig()
-    directory = run_directory(dataset, model_config, config, artifacts_dir, name)
+    device = resolve_device(device)
+    directory = run_directory(dataset, model_config, config, artifacts_dir, name, device)
     state_file = directory / "training.json"
     if retrain and directory.exists():
         shutil.rmtree(directory)
     record = read_cache(state_file, lambda p: json.loads(p.read_text()))
     if record is not None and record["epochs_completed"] + 1 >= config.epochs:
-        return TrainedModel(load_model(directory / record["checkpoint"]), directory, record)
+        return TrainedModel(load_model(directory / record["checkpoint"], device), directory, record)
     torch.manual_seed(config.seed)
-    model = BiEncoder(model_config)
+    model = BiEncoder(model_config).to(device)  # initialised on the CPU under the seed, then moved: the same start everywhere
     record = train_bi_encoder(model, dataset, config, directory, progress,
                               profile_cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
     return TrainedModel(model, directory, record)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import deid_nb
 from ..core import MASK_TOKEN, atomic_path, atomic_write, enable_console_logging, get_logger
+from ..encoders import device_setting, device_summary
 from ..people import DataError, PeopleDataset, people_from_table
 from ..baselines import BASELINES, IDF_BASELINES, dataset_idf, redact_people
 from ..reproduce import add_reproduce_command, run_reproduce
@@ -32,10 +33,10 @@ logger = get_logger("deid_nb.report.cli")
 
 # %% auto #0
 __all__ = ['logger', 'UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'DEIDENTIFY_DEFAULTS', 'REDACT_METHODS', 'PEER_TOOLS',
-           'COMMANDS', 'check_input', 'add_deidentify_command', 'saved_settings', 'deidentify_settings',
-           'run_deidentify', 'run_shards', 'add_redact_command', 'run_redact', 'add_report_command',
-           'verified_certificates', 'add_verify_command', 'run_verify', 'write_card', 'run_report', 'add_docs_command',
-           'run_docs', 'parser', 'main']
+           'COMMANDS', 'DEVICE_COMMANDS', 'check_input', 'add_deidentify_command', 'saved_settings',
+           'deidentify_settings', 'run_deidentify', 'run_shards', 'add_redact_command', 'run_redact',
+           'add_report_command', 'verified_certificates', 'add_verify_command', 'run_verify', 'write_card',
+           'run_report', 'add_docs_command', 'run_docs', 'parser', 'run_on_device', 'main']
 
 # %% ../../nbs/61_cli.ipynb #44dfa7ac
 UNCERTIFIED = 3  # deidentify: the output is written but some certificate is not met
@@ -335,10 +336,22 @@ def parser() -> argparse.ArgumentParser:
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"deid_nb {deid_nb.__version__}")
     top.add_argument("--debug", action="store_true", help="show the traceback of an error instead of one line")
+    top.add_argument("--device", metavar="auto|cpu|cuda[:N]", help="where models train and run (sets $DEID_NB_DEVICE for the run; "
+                     "default: $DEID_NB_DEVICE, else auto = CUDA if present, else the CPU)")
     commands = top.add_subparsers(dest="command", required=True)
     for add, _ in COMMANDS.values():
         add(commands)
     return top
+
+# %% ../../nbs/61_cli.ipynb #f44b0606
+DEVICE_COMMANDS = ("deidentify", "redact", "report")  # the commands that load models print where they run
+
+def run_on_device(args: argparse.Namespace, run) -> int:
+    "`run(args)` with `--device` as `$DEID_NB_DEVICE` for the run, checked first and printed by `DEVICE_COMMANDS`."
+    with device_setting(args.device):
+        summary = device_summary()  # a wrong or absent device: a one-line error before any work
+        if args.command in DEVICE_COMMANDS: print(summary)
+        return run(args)
 
 # %% ../../nbs/61_cli.ipynb #c857ea15
 def main(argv: list[str] | None = None) -> int:
@@ -346,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     enable_console_logging()
     try:
-        return COMMANDS[args.command][1](args)
+        return run_on_device(args, COMMANDS[args.command][1])
     except USER_ERRORS as error:
         if args.debug:
             raise

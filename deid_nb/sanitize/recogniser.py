@@ -28,7 +28,7 @@ __all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'L
            'recogniser_cache_key', 'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32_recogniser.ipynb #5b69ee14
-from ..core import get_artifacts_dir, get_logger, seed_everything, sha256_of, stopwords_english
+from ..core import get_artifacts_dir, get_logger, resolve_device, seed_everything, sha256_of, stopwords_english
 from ..data import Person, dataset_path, load_wikibio_2000
 from ..encoders import mixed_precision, resolve_encoder
 from .tab_corpus import ENTITY_TYPES
@@ -208,10 +208,12 @@ def _batches(encodings: list[dict], batch_size: int, pad_id: int, rng: np.random
         yield pad("input_ids", pad_id), pad("attention_mask", 0), pad("labels", -100)
 
 # %% ../../nbs/32_recogniser.ipynb #3b571328
-def train_token_classifier(texts: Sequence[str], spans: Sequence[Sequence[Span]], config: RecogniserConfig):
+def train_token_classifier(texts: Sequence[str], spans: Sequence[Sequence[Span]], config: RecogniserConfig,
+                           device: str | None = None): # None: the rule of `deid_nb.core.resolve_device`
     "Fine-tune the encoder with a B/I × 8 + O head on (text, silver spans); returns (model, tokenizer, stats)."
     seed_everything(config.seed)
-    tokenizer, model = AutoTokenizer.from_pretrained(resolve_encoder(config.encoder)), _encoder_for_tokens(config)
+    device = resolve_device(device)
+    tokenizer, model = AutoTokenizer.from_pretrained(resolve_encoder(config.encoder)), _encoder_for_tokens(config).to(device)
     encodings = []
     for text, text_spans in zip(texts, spans):
         encoding = tokenizer(text, truncation=True, max_length=config.max_length, return_offsets_mapping=True)
@@ -224,8 +226,8 @@ def train_token_classifier(texts: Sequence[str], spans: Sequence[Sequence[Span]]
     model.train()
     for _ in range(config.epochs):
         for input_ids, attention_mask, labels in _batches(encodings, config.batch_size, tokenizer.pad_token_id, rng):
-            with mixed_precision():  # bfloat16 products where the CPU has them natively
-                loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            with mixed_precision(device):  # bfloat16 products where the device has them natively
+                loss = model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device), labels=labels.to(device)).loss
             loss.backward(); optimiser.step(); schedule.step(); optimiser.zero_grad()
             losses.append(loss.item())
     stats = {"documents": len(encodings), "steps": steps, "first_loss": losses[0], "last_loss": float(np.mean(losses[-5:])),
@@ -253,8 +255,8 @@ class EntityRecogniser:
                                  return_overflowing_tokens=True, return_offsets_mapping=True, return_tensors="pt")
         labels = {}
         for first in range(0, len(windows["input_ids"]), batch_size):
-            logits = self.model(input_ids=windows["input_ids"][first:first + batch_size],
-                                attention_mask=windows["attention_mask"][first:first + batch_size]).logits
+            logits = self.model(input_ids=windows["input_ids"][first:first + batch_size].to(self.model.device),
+                                attention_mask=windows["attention_mask"][first:first + batch_size].to(self.model.device)).logits
             for offsets, predicted in zip(windows["offset_mapping"][first:first + batch_size].tolist(), logits.argmax(-1).tolist()):
                 for (start, end), label in zip(offsets, predicted):
                     labels.setdefault((start, end), label)
@@ -264,7 +266,9 @@ class EntityRecogniser:
 # %% ../../nbs/32_recogniser.ipynb #cbfa6b20
 def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
                     people: Sequence[Person] | None = None,   # silver-corpus people; default: WikiBio-2000 from the data directory
-                    artifacts_dir: str | Path | None = None) -> EntityRecogniser:
+                    artifacts_dir: str | Path | None = None,
+                    device: str | None = None, # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
+                   ) -> EntityRecogniser:
     "The trained recogniser for `config` (cached under <artifacts>/recogniser/<key>); trains it the first time."
     if people is None:
         digest, people = sha256_of(dataset_path("wikibio_2000")), load_wikibio_2000()
@@ -275,7 +279,7 @@ def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
         train_people = list(people)[:config.max_documents]
         texts = [p.document for p in train_people]
         silver = silver_spans(texts, build_gazetteer(people), config.spacy_model)
-        model, tokenizer, stats = train_token_classifier(texts, silver, config)
+        model, tokenizer, stats = train_token_classifier(texts, silver, config, device)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
         model.save_pretrained(tmp, safe_serialization=True); tokenizer.save_pretrained(tmp)
@@ -286,5 +290,5 @@ def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
         stats = json.loads((path / "recogniser.json").read_text())
     except ValueError as error:  # a saved model the user may have copied: its damage is theirs to see
         raise ValueError(f"{path / 'recogniser.json'}: not a readable recogniser record ({error}); delete {path} to retrain") from None
-    model = AutoModelForTokenClassification.from_pretrained(path, use_safetensors=True)
+    model = AutoModelForTokenClassification.from_pretrained(path, use_safetensors=True).to(resolve_device(device))
     return EntityRecogniser(model, AutoTokenizer.from_pretrained(path), config.max_length, path=path, stats=stats)

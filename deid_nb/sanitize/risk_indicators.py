@@ -35,7 +35,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
 # %% ../../nbs/34_risk_indicators.ipynb #e2154915
-from ..core import atomic_path, get_artifacts_dir, read_cache
+from ..core import atomic_path, get_artifacts_dir, read_cache, resolve_device
 from ..encoders import load_encoder, mixed_precision, resolve_encoder
 from .lm_scores import SPAN_FEATURES, log_prob_features
 from .tab_corpus import ENTITY_TYPES, Masks, TabDocument, load_span_rows
@@ -290,11 +290,13 @@ class SequenceLabellingIndicator(RiskIndicator):
     "§5.4: a fine-tuned token classifier; risk = share of a span's tokens labelled MASK (strict: all, partial: any)."
     def __init__(self, encoder: str = "minilm", match: str = "partial", epochs: int = 4, lr: float = 5e-5,
                  class_weights: tuple = (1.0, 10.0, 10.0), max_tokens: int = 256, random_init: dict | None = None,
-                 seed: int = 0, artifacts_dir=None):
+                 seed: int = 0, artifacts_dir=None,
+                 device: str | None = None): # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
         if match not in ("strict", "partial"):
             raise ValueError(f"unknown match {match!r}; use 'strict' or 'partial'")
         self.encoder, self.match, self.epochs, self.lr, self.class_weights = encoder, match, epochs, lr, class_weights
         self.max_tokens, self.random_init, self.seed, self.artifacts_dir = max_tokens, random_init, seed, artifacts_dir
+        self.device = device
         self.name = f"sequence labelling (MiniLM, {match} match)"
         self.threshold = 1 - 1e-9 if match == "strict" else 0.0
     def _windows(self, text: str):
@@ -312,12 +314,12 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
         sorted((d.doc_id, d.text) for d in train_docs), sorted(map(list, zip(masked.doc_id, masked.start.tolist(), masked.end.tolist())))]).encode()).hexdigest()[:20]
     folder = get_artifacts_dir(self.artifacts_dir) / "seq_labelling" / key
     if self.random_init is None and (folder / "config.json").exists():
-        self.model = AutoModelForTokenClassification.from_pretrained(folder).eval()
+        self.model = AutoModelForTokenClassification.from_pretrained(folder).to(resolve_device(self.device)).eval()
         return self
     torch.manual_seed(self.seed)
     config = AutoConfig.from_pretrained(path, num_labels=3, **(self.random_init or {}))
     self.model = (AutoModelForTokenClassification.from_config(config) if self.random_init is not None
-                  else AutoModelForTokenClassification.from_pretrained(path, config=config))
+                  else AutoModelForTokenClassification.from_pretrained(path, config=config)).to(resolve_device(self.device))
     examples = []
     for d in train_docs:
         covered = np.zeros(len(d.text), bool)
@@ -334,14 +336,15 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
 def _train_token_classifier(model, examples, epochs: int, lr: float, class_weights, seed: int, batch_size: int = 8):
     "Weighted cross-entropy fine-tuning, shuffled mini-batches, AdamW."
     rng, optimiser = np.random.default_rng(seed), torch.optim.AdamW(model.parameters(), lr=lr)
-    loss_fn = torch.nn.CrossEntropyLoss(weight=torch.tensor(class_weights, dtype=torch.float), ignore_index=-100)
+    device = model.device
+    loss_fn = torch.nn.CrossEntropyLoss(weight=torch.tensor(class_weights, dtype=torch.float, device=device), ignore_index=-100)
     model.train()
     for _ in range(epochs):
         for b in np.array_split(rng.permutation(len(examples)), max(1, len(examples) // batch_size)):
             width = max(len(examples[i][0]) for i in b)
-            ids = torch.tensor([examples[i][0] + [0] * (width - len(examples[i][0])) for i in b])
-            labels = torch.tensor([examples[i][1] + [-100] * (width - len(examples[i][1])) for i in b])
-            with mixed_precision():  # bfloat16 products where the CPU has them natively
+            ids = torch.tensor([examples[i][0] + [0] * (width - len(examples[i][0])) for i in b], device=device)
+            labels = torch.tensor([examples[i][1] + [-100] * (width - len(examples[i][1])) for i in b], device=device)
+            with mixed_precision(device):  # bfloat16 products where the device has them natively
                 logits = model(input_ids=ids, attention_mask=(labels != -100) | (ids != 0)).logits
             loss = loss_fn(logits.float().reshape(-1, 3), labels.reshape(-1))
             optimiser.zero_grad(); loss.backward(); optimiser.step()
@@ -358,7 +361,7 @@ def risk(self: SequenceLabellingIndicator, docs, spans: pd.DataFrame) -> np.ndar
         if not len(rows): continue
         enc, masked_pieces = self._windows(d.text), []
         for ids, offs in zip(enc["input_ids"], enc["offset_mapping"]):
-            labels = self.model(input_ids=torch.tensor([ids])).logits[0].argmax(-1).tolist()
+            labels = self.model(input_ids=torch.tensor([ids], device=self.model.device)).logits[0].argmax(-1).tolist()
             masked_pieces += [(s, e, lab > 0) for (s, e), lab in zip(offs, labels) if s < e]
         for i in rows:
             start, end = spans.start.iloc[i], spans.end.iloc[i]
