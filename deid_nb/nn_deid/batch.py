@@ -188,6 +188,7 @@ def _skipped_file(skipped: list[dict], path: Path) -> str | None:
         f.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in skipped)
     return path.name
 
+# %% ../../nbs/19c_batch.ipynb #394d2620
 @patch
 def run(self: ShardWorker, task: dict) -> dict:
     "De-identify the shard `task` names into its output (and side file); its manifest entry, or one with an `error`."
@@ -214,6 +215,7 @@ def folder_fingerprint(directory: str | Path) -> str:
         digest.update(f"{path.relative_to(directory).as_posix()}\0{sha256_of(path)}\n".encode("utf-8"))
     return digest.hexdigest()
 
+# %% ../../nbs/19c_batch.ipynb #407f0e78
 def read_manifest(output_dir: str | Path) -> dict:
     "The manifest in `output_dir` (an empty one if there is none); a file that is not one is a `DataError`."
     path = Path(output_dir) / MANIFEST

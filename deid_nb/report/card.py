@@ -168,6 +168,7 @@ def _with_written(pattern: re.Pattern, placeholders: Sequence[str], spans) -> re
     written = {w for w in written if w.strip() and not pattern.fullmatch(w) and _BRACKETED.fullmatch(w)}
     return placeholder_pattern([*placeholders, *written]) if written else pattern
 
+# %% ../../nbs/60_report_card.ipynb #1581c465
 def read_redaction(path: str | Path, people: Sequence[Person],
                    placeholders: Sequence[str] = (), # strings in `text` that stand for hidden words, beside the known ones
                   ) -> Published:
