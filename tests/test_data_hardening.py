@@ -478,3 +478,18 @@ def test_corrupt_saved_recogniser_is_a_one_line_error(tmp_path):
     with pytest.raises(ValueError) as error:
         load_recogniser(config, people, tmp_path)
     assert str(saved) in str(error.value) and "\n" not in str(error.value)
+
+
+
+def test_truncated_saved_recogniser_weights_are_a_one_line_error(tmp_path):
+    "A recogniser folder whose record reads but whose weights are truncated is a one-line error naming the folder (32)."
+    people, config = make_synthetic_people(3, seed=0), RecogniserConfig(max_documents=3, epochs=1)
+    digest = hashlib.sha256(json.dumps([(p.person_id, p.document, p.profile) for p in people]).encode()).hexdigest()
+    folder = tmp_path / "recogniser" / recogniser_cache_key(config, digest)
+    folder.mkdir(parents=True)
+    write(folder, "recogniser.json", "{}")
+    write(folder, "config.json", '{"model_type": "bert"}')
+    write(folder, "model.safetensors", "truncated")
+    with pytest.raises(ValueError) as error:
+        load_recogniser(config, people, tmp_path)
+    assert str(folder) in str(error.value) and "\n" not in str(error.value)

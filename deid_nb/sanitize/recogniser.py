@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
 # %% auto #0
@@ -290,5 +291,8 @@ def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
         stats = json.loads((path / "recogniser.json").read_text())
     except ValueError as error:  # a saved model the user may have copied: its damage is theirs to see
         raise ValueError(f"{path / 'recogniser.json'}: not a readable recogniser record ({error}); delete {path} to retrain") from None
-    model = AutoModelForTokenClassification.from_pretrained(path, use_safetensors=True).to(resolve_device(device))
+    try:
+        model = AutoModelForTokenClassification.from_pretrained(path, use_safetensors=True).to(resolve_device(device))
+    except (OSError, ValueError, SafetensorError) as error:
+        raise ValueError(f"{path}: not a readable recogniser model ({type(error).__name__}); delete {path} to retrain") from None
     return EntityRecogniser(model, AutoTokenizer.from_pretrained(path), config.max_length, path=path, stats=stats)

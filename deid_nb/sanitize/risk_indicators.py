@@ -313,8 +313,9 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
     key = hashlib.sha256(json.dumps([self.encoder, self.random_init, self.epochs, self.lr, list(self.class_weights), self.max_tokens, self.seed,
         sorted((d.doc_id, d.text) for d in train_docs), sorted(map(list, zip(masked.doc_id, masked.start.tolist(), masked.end.tolist())))]).encode()).hexdigest()[:20]
     folder = get_artifacts_dir(self.artifacts_dir) / "seq_labelling" / key
-    if self.random_init is None and (folder / "config.json").exists():
-        self.model = AutoModelForTokenClassification.from_pretrained(folder).to(resolve_device(self.device)).eval()
+    cached = read_cache(folder / "config.json", lambda _: AutoModelForTokenClassification.from_pretrained(folder)) if self.random_init is None else None
+    if cached is not None:  # a truncated cached model is trained again (read_cache names the file)
+        self.model = cached.to(resolve_device(self.device)).eval()
         return self
     torch.manual_seed(self.seed)
     config = AutoConfig.from_pretrained(path, num_labels=3, **(self.random_init or {}))
