@@ -163,7 +163,7 @@ def _faiss_index(kind: str, dim: int, n: int, nlist: int | None, hnsw_m: int):
     if kind == "hnsw":
         return faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT), None
     if kind == "ivf":
-        nlist = nlist or max(1, min(int(4 * n ** 0.5), n // 39))
+        nlist = nlist or max(1, min(int(n ** 0.5), n // 39))
         return faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT), nlist  # faiss keeps the quantizer
     raise ValueError(f"FaissIndex kind must be 'flat', 'ivf' or 'hnsw', got {kind!r}")
 
@@ -171,7 +171,7 @@ def _faiss_index(kind: str, dim: int, n: int, nlist: int | None, hnsw_m: int):
 class FaissIndex(ExactIndex):
     "FAISS finds the shortlist (`flat`: exact; `ivf`, `hnsw`: approximate); scores, ranks and `scores_of` stay exact from G."
     def __init__(self, embeddings: np.ndarray, kind: str = "flat", # "flat", "ivf" or "hnsw"
-                 nlist: int | None = None, nprobe: int = 16, # ivf: cells (None: about 4√n), cells searched per query
+                 nlist: int | None = None, nprobe: int = 16, # ivf: cells (None: about √n), cells searched per query
                  hnsw_m: int = 32, ef_search: int = 128, # hnsw: links per node, candidates kept while searching
                  chunk_size: int = 65_536, seed: int = 0): # rows added (and exactly scored) at a time; the ivf sample's seed
         if faiss is None:
@@ -180,7 +180,7 @@ class FaissIndex(ExactIndex):
         self.kind, self.nprobe, self.ef_search = kind, nprobe, ef_search
         self.faiss, self.nlist = _faiss_index(kind, self.dim, len(self), nlist, hnsw_m)
         if self.nlist:
-            sample = np.sort(np.random.default_rng(seed).choice(len(self), min(len(self), 64 * self.nlist), replace=False))
+            sample = np.sort(np.random.default_rng(seed).choice(len(self), min(len(self), 32 * self.nlist), replace=False))
             self.faiss.train(np.ascontiguousarray(self.embeddings[sample], dtype=np.float32))
             self.faiss.nprobe = nprobe
         if kind == "hnsw":
