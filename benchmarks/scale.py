@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -51,8 +50,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def peak_rss_gb() -> float:
-    "This process's peak resident memory so far, GB (Linux ru_maxrss is in KiB)."
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    "This process's peak resident memory so far, GB (VmHWM: unlike ru_maxrss, not inherited from the parent across exec)."
+    status = Path("/proc/self/status").read_text()
+    return int(next(l for l in status.splitlines() if l.startswith("VmHWM:")).split()[1]) / 2**20
 
 
 def synthetic_profiles(people, n: int, seed: int) -> list[dict]:
