@@ -142,7 +142,7 @@ class CertificateCheck:
     def __repr__(self): return f"CertificateCheck({self.person_id!r}, {'verified' if self.ok else '; '.join(self.problems)})"
 
 # %% ../../nbs/15b_certificate.ipynb #436ba83a
-def _claims(text: str, certificate: Certificate, reidentifier: Reidentifier, fingerprint: str | None) -> list[str]:
+def _claims(text: str, certificate: Certificate, reidentifier: Reidentifier, fingerprint: str | None, pool: str) -> list[str]:
     "What the certificate claims that the text and the model contradict, without scoring."
     problems, k, witnesses = [], certificate.k, list(certificate.witnesses)
     if not certificate.goal_met:
@@ -151,12 +151,11 @@ def _claims(text: str, certificate: Certificate, reidentifier: Reidentifier, fin
         problems.append("the text is not the one certified (SHA-256 differs)")
     if fingerprint and certificate.model_fingerprint != fingerprint:
         problems.append("the re-identifier is not the one that certified (model fingerprint differs)")
-    if certificate.pool_fingerprint != pool_fingerprint(reidentifier):
+    if certificate.pool_fingerprint != pool:
         problems.append("the candidate pool is not the one certified (pool fingerprint differs)")
     if len(set(witnesses)) < k or certificate.person_id in witnesses:
         problems.append(f"needs {k} distinct witnesses other than the person, has {len(set(witnesses) - {certificate.person_id})}")
-    pool = set(reidentifier.candidate_ids)
-    if missing := [w for w in [certificate.person_id, *witnesses] if w not in pool]:
+    if missing := [w for w in [certificate.person_id, *witnesses] if w not in reidentifier._column]:
         problems.append(f"not in the candidate pool: {missing[:3]}")
     return problems
 
@@ -167,11 +166,12 @@ def verify_certificate(text: str, # the released text, as handed out
                        check_fingerprint: bool = True, # False: check the witnesses under another model of the same pool
                        tolerance: float = 1e-3, # allowed difference between recorded and recomputed scores (relative to their size)
                        fingerprint: str | None = None, # `model_fingerprint(reidentifier)`, when checking many certificates
+                       pool: str | None = None, # `pool_fingerprint(reidentifier)`, likewise
                       ) -> CertificateCheck:
     "Check the certificate with K + 1 scores: each witness scores at least as high as the person on exactly this text."
     certificate = Certificate.from_dict(certificate) if isinstance(certificate, dict) else certificate
     fingerprint = (fingerprint or model_fingerprint(reidentifier)) if check_fingerprint else None
-    problems = _claims(text, certificate, reidentifier, fingerprint)
+    problems = _claims(text, certificate, reidentifier, fingerprint, pool or pool_fingerprint(reidentifier))
     if not any(p.startswith(("needs", "not in")) for p in problems):
         ids = [certificate.person_id, *certificate.witnesses]
         scores = score_candidates(reidentifier, [text], ids)[0].astype(np.float64)
@@ -191,7 +191,7 @@ def audit_certificates(texts: Sequence[str], # the released texts, as handed out
     certificates = [Certificate.from_dict(c) if isinstance(c, dict) else c for c in certificates]
     certified = [(text, c) for text, c in zip(texts, certificates) if c.goal_met]
     ranks = reidentifier.ranks([text for text, _ in certified], [c.person_id for _, c in certified]) if certified else []
-    fingerprint = model_fingerprint(reidentifier)
-    verified = sum(verify_certificate(text, c, reidentifier, fingerprint=fingerprint).ok for text, c in certified)
+    fingerprint, pool = model_fingerprint(reidentifier), pool_fingerprint(reidentifier)
+    verified = sum(verify_certificate(text, c, reidentifier, fingerprint=fingerprint, pool=pool).ok for text, c in certified)
     return {"documents": len(certificates), "certified": len(certified), "reidentified": int(sum(r < c.k for r, (_, c) in zip(ranks, certified))),
             "verified": int(verified)}

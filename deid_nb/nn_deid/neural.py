@@ -39,10 +39,14 @@ class NeuralReidentifier(Reidentifier):
     "The bi-encoder as a re-identifier: G held in memory, documents embedded in batches under inference mode."
     def __init__(self, model: BiEncoder, people: Sequence[Person], name: str = "nn",
                  cache_dir: str | Path | None = None, # where G is cached (None: not cached)
-                 batch_size: int = 64): # documents per forward pass
-        self.name, self.model, self.batch_size, self.cache_dir = name, model.eval(), batch_size, cache_dir
+                 batch_size: int = 64, # documents per forward pass
+                 index=None): # a candidate index over G (`deid_nb.nn_deid.index`; None: G dense in memory, one product)
+        self.name, self.model, self.batch_size, self.cache_dir, self.index = name, model.eval(), batch_size, cache_dir, index
         super().__init__([p.person_id for p in people])
-        self.profile_embeddings = cached_profile_embeddings(model, people, cache_dir, batch_size).to(model.device)
+        if index is not None and (len(index), index.dim) != (len(people), model.embedding_dim):
+            raise ValueError(f"{name}: an index of {len(index)} × {index.dim} for {len(people)} people of {model.embedding_dim}-d")
+        self.profile_embeddings = (cached_profile_embeddings(model, people, cache_dir, batch_size).to(model.device) if index is None
+                                   else torch.from_numpy(np.asarray(index.embeddings)).to(model.device))  # a memory map stays one
         self.scale = float(model.log_logit_scale.detach().exp())
         self.encoder_dtype: torch.dtype | None = None  # the document encoder's autocast precision (None: full; see `reduced_precision`)
         self.remember = 0  # embeddings of this many recent distinct documents kept, so a text seen again is not re-encoded (0: none)
@@ -69,6 +73,8 @@ class NeuralReidentifier(Reidentifier):
 
     def score_embeddings(self, document_embeddings: torch.Tensor) -> np.ndarray:
         "Scores of precomputed document embeddings against every candidate, float32 (n, n_candidates)."
+        if self.index is not None:
+            return self.index.scores((self.scale * document_embeddings).float().cpu().numpy())
         with torch.inference_mode():
             return (self.scale * document_embeddings @ self.profile_embeddings.T).float().cpu().numpy()
 
@@ -85,6 +91,8 @@ class NeuralReidentifier(Reidentifier):
 @patch
 def add_profiles(self: NeuralReidentifier, people: Sequence[Person]) -> NeuralReidentifier:
     "Append `people` to the candidate pool (their profiles embedded now); returns self."
+    if self.index is not None:
+        raise ValueError(f"{self.name}: the pool is fixed by its index; build a new index with the new people")
     new_ids = [p.person_id for p in people]
     clash = sorted(set(new_ids) & set(self.candidate_ids)) or sorted({i for i in new_ids if new_ids.count(i) > 1})
     if clash:
