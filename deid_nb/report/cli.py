@@ -22,7 +22,7 @@ from ..site import build_site
 from ..infill.knowledge_base import LEVELS
 from ..infill.retrieval import DenseReranker
 from ..nn_deid.registry import DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT
-from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, verify_certificate
+from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, pool_fingerprint, verify_certificate
 from ..nn_deid.deidentify import LONG_DOCUMENT_POLICIES, SEARCHES
 from ..nn_deid.operators import OPERATORS, PSEUDONYM_SCOPES, Operator, release_text, released_spans
 from ..nn_deid.deidentifier import Deidentifier, check_trainable
@@ -241,8 +241,8 @@ def _attackers(dataset: PeopleDataset, names, model_dir) -> dict:
 def verified_certificates(path: str | Path, reidentifier) -> dict[str, bool]:
     "{id: the record's certificate verifies on its text} for the records of `path` that carry one (empty: none do)."
     records = [(where, r) for where, r in redaction_records(path) if isinstance(r.get("certificate"), dict)]
-    fingerprint = model_fingerprint(reidentifier) if records else None
-    checks = {r["id"]: verify_certificate(r["text"], _certificate(r, where), reidentifier, fingerprint=fingerprint) for where, r in records}
+    fingerprint, pool = (model_fingerprint(reidentifier), pool_fingerprint(reidentifier)) if records else (None, None)
+    checks = {r["id"]: verify_certificate(r["text"], _certificate(r, where), reidentifier, fingerprint=fingerprint, pool=pool) for where, r in records}
     return {pid: check.ok for pid, check in checks.items()}
 
 def _certificate(record: dict, where: str) -> Certificate:
@@ -265,10 +265,10 @@ def run_verify(args: argparse.Namespace) -> int:
     saved_settings(args.model)
     records = redaction_records(path)
     reidentifier = Deidentifier.from_pretrained(args.model).reidentifier
-    fingerprint, failed = model_fingerprint(reidentifier), 0
+    fingerprint, pool, failed = model_fingerprint(reidentifier), pool_fingerprint(reidentifier), 0
     for where, record in records:
         certificate = record.get("certificate")
-        check = (verify_certificate(str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint)
+        check = (verify_certificate(str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint, pool=pool)
                  if isinstance(certificate, dict) else CertificateCheck(str(record.get("id")), False, ["no certificate"]))
         if not check.ok:
             failed += 1
