@@ -15,16 +15,6 @@ from deid_nb.nn_deid.textattack import textattack_search
 from deid_nb.reidentifier import BM25Reidentifier, WordOverlapReidentifier
 
 
-@pytest.fixture(scope="module")
-def people():
-    return make_synthetic_people(30, seed=1)
-
-
-@pytest.fixture(scope="module")
-def toy(people):
-    return WordOverlapReidentifier(people, seed=1)
-
-
 def test_replay_equals_fresh_run(people, toy):
     person = people[0]
     full = greedy_search(person.document, person.person_id, toy)

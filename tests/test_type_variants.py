@@ -158,16 +158,6 @@ def test_type_key_is_lower_on_ascii(word):
 
 
 # ---------------------------------------------------------------- the search: one type per variant, and an allow-list
-@pytest.fixture(scope="module")
-def people():
-    return make_synthetic_people(30, seed=1)
-
-
-@pytest.fixture(scope="module")
-def toy(people):
-    return WordOverlapReidentifier(people, seed=1)
-
-
 def test_search_masks_all_variants_of_a_type_in_one_step():
     units = Units.of("Smith met \uff33\uff4d\uff49\uff54\uff48, \u0405mith and Smi\u200bth.")
     assert candidate_maskings(units) == [("smith", (0, 2, 3, 5)), ("met", (1,)), ("and", (4,))]
