@@ -57,6 +57,7 @@ class TrainingConfig:
     max_validation_documents: int | None = 100  # validation is inference over all of them twice per epoch: keep it small on a CPU
     seed: int = 0
     num_threads: int | None = None  # torch CPU threads (None: leave as the process has them — the experiments set `cpu_threads()`)
+    distributed: bool = False  # split each batch over the torch.distributed process group (gloo on CPU, NCCL on GPUs): one process's weights
     precision: str = "auto"  # training forward passes under autocast: "auto" (bfloat16 where native, else float32), "bfloat16", "float32"
 
     def __post_init__(self):
@@ -132,13 +133,53 @@ def _learning_rate_factor(step: int, total: int, warmup_fraction: float) -> floa
     warmup = max(1, int(warmup_fraction * total))
     return (step + 1) / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup))
 
-def _step(optimizer, loss, step: int, total: int, config: TrainingConfig):
+def _step(optimizer, loss, step: int, total: int, config: TrainingConfig) -> float:
+    "One optimiser step on `loss` (summed over the processes when distributed); returns the batch's loss."
     for group in optimizer.param_groups:
         group["lr"] = group["initial_lr"] * _learning_rate_factor(step, total, config.warmup_fraction)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
+    if config.distributed:
+        loss = _all_reduce_gradients(optimizer, loss.detach())
     nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], 1.0)
     optimizer.step()
+    return loss.item()
+
+# %% ../../nbs/11_training.ipynb #776a96de
+def _process_share(size: int, config: TrainingConfig) -> slice:
+    "This process's contiguous share of a batch of `size` (all of it unless `config.distributed`)."
+    if not config.distributed:
+        return slice(None)
+    if not torch.distributed.is_initialized():
+        raise ValueError("TrainingConfig(distributed=True) needs torch.distributed.init_process_group first (e.g. run under torchrun)")
+    rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    if size < world:
+        raise ValueError(f"a batch of {size} cannot be shared by {world} processes: make every batch (the last too) at least {world}")
+    bounds = np.linspace(0, size, world + 1).round().astype(int)
+    return slice(int(bounds[rank]), int(bounds[rank + 1]))
+
+def _batch_loss(scores: torch.Tensor, targets: torch.Tensor, batch_size: int, config: TrainingConfig) -> torch.Tensor:
+    "Cross-entropy of this process's rows; distributed, their sum over the whole batch's size (the shares then add up)."
+    if not config.distributed:
+        return nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing)
+    return nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing, reduction="sum") / batch_size
+
+# %% ../../nbs/11_training.ipynb #68021dd6
+def _all_reduce_gradients(optimizer, loss: torch.Tensor) -> torch.Tensor:
+    "Sum the optimiser's gradients (and the loss) over the processes, as DDP does; returns the summed loss."
+    for parameter in (p for group in optimizer.param_groups for p in group["params"]):
+        if parameter.grad is None:
+            parameter.grad = torch.zeros_like(parameter)
+        torch.distributed.all_reduce(parameter.grad)
+    torch.distributed.all_reduce(loss)
+    return loss
+
+def _on_first_process(config: TrainingConfig, action: Callable):
+    "Run `action` on process 0 only (one writer per run folder), then let every process go on."
+    if not config.distributed or torch.distributed.get_rank() == 0:
+        action()
+    if config.distributed:
+        torch.distributed.barrier()
 
 # %% ../../nbs/11_training.ipynb #2db4e709
 def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimizer, config: TrainingConfig,
@@ -151,14 +192,14 @@ def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimi
     losses = []
     for batch in tqdm(length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
                       desc=f"epoch {epoch} f", disable=not progress):
-        texts = [prior(data.train[i].document, rng, data.idf) for i in batch]
+        texts = [prior(data.train[i].document, rng, data.idf) for i in batch]  # all of them: the same rng draws as one process
+        share = _process_share(len(batch), config)
+        texts, targets = texts[share], torch.from_numpy(data.train_rows[batch][share])
         with mixed_precision(model.device, config.precision):
             embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
             scores = model.score_embeddings(embeddings, G)
-        targets = torch.from_numpy(data.train_rows[batch]).to(embeddings.device)
-        loss = nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing)
-        _step(optimizer, loss, step, total_steps, config)
-        losses.append(loss.item()); step += 1
+        loss = _batch_loss(scores, targets.to(embeddings.device), len(batch), config)
+        losses.append(_step(optimizer, loss, step, total_steps, config)); step += 1
     return float(np.mean(losses)), step
 
 # %% ../../nbs/11_training.ipynb #181da684
@@ -172,14 +213,13 @@ def profile_epoch(model: BiEncoder, data: TrainingData, optimizer, config: Train
     model.train()
     losses = []
     for i, batch in enumerate(tqdm(batches, desc=f"epoch {epoch} g", disable=not progress)):
+        size, batch = len(batch), batch[_process_share(len(batch), config)]
         with mixed_precision(model.device, config.precision):
             embeddings = model.embed_profiles(model.tokenize_profiles([data.train[j].profile for j in batch],
                                                                       pad_to_max_length=not config.dynamic_padding))
             scores = model.score_embeddings(embeddings, F)
-        loss = nn.functional.cross_entropy(scores.float(), torch.as_tensor(batch, device=F.device),
-                                           label_smoothing=config.label_smoothing)
-        _step(optimizer, loss, i, len(batches), config)
-        losses.append(loss.item())
+        loss = _batch_loss(scores, torch.as_tensor(batch, device=F.device), size, config)
+        losses.append(_step(optimizer, loss, i, len(batches), config))
     return float(np.mean(losses))
 
 # %% ../../nbs/11_training.ipynb #dd0daf2b
@@ -287,7 +327,7 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
         entry["validation_top1_masked"] = top1_accuracy(model, data.validation_masked, data.validation_rows, G)
         entry["seconds"] = round(time.perf_counter() - started, 1)
         record["history"].append(entry)
-        save_checkpoint(directory, epoch, model, optimizers, G, record)
+        _on_first_process(config, lambda: save_checkpoint(directory, epoch, model, optimizers, G, record))
         record = json.loads(state_file.read_text())
         logger.info("%s epoch %d: %s", dataset.name, epoch, entry)
         if on_epoch_end:
@@ -297,7 +337,7 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
     return record
 
 # %% ../../nbs/11_training.ipynb #911e31a6
-_NOT_IN_RUN_KEY = ("num_threads", "max_validation_documents")  # they change speed or reporting, not the weights
+_NOT_IN_RUN_KEY = ("num_threads", "max_validation_documents", "distributed")  # they change speed or reporting, not the weights
 
 def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config: TrainingConfig,
                   artifacts_dir: str | Path | None = None, name: str = "bi_encoder",
