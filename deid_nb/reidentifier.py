@@ -5,6 +5,7 @@
 # %% ../nbs/04_reidentifier.ipynb #e16d1b88
 from __future__ import annotations
 
+import copy
 from typing import Sequence
 
 import numpy as np
@@ -17,7 +18,8 @@ from .data import Person, profile_bm25_text
 from .masking import text_units
 
 # %% auto #0
-__all__ = ['Reidentifier', 'ranks_from_scores', 'goal_scores', 'WordOverlapReidentifier', 'bm25_tokens', 'BM25Reidentifier']
+__all__ = ['GRAM_TERMS', 'Reidentifier', 'ranks_from_scores', 'goal_scores', 'WordOverlapReidentifier', 'top_columns', 'PoolPart',
+           'bm25_tokens', 'BM25Reidentifier']
 
 # %% ../nbs/04_reidentifier.ipynb #fcbd7e59
 class Reidentifier:
@@ -125,6 +127,40 @@ def reduced_precision(self: Reidentifier, dtype: str = "auto") -> Reidentifier:
     "A faster, slightly less precise copy to search with (the re-identifier itself when it has none)."
     return self
 
+# %% ../nbs/04_reidentifier.ipynb #pv0code1
+@patch
+def score_columns(self: Reidentifier, documents: Sequence[str], columns: Sequence[int]) -> np.ndarray:
+    "Scores (len(documents), len(columns)) at the pool `columns`: those columns of `score` (here computed whole, then cut)."
+    return np.atleast_2d(self.score(list(documents)))[:, np.asarray(columns, dtype=np.int64)]
+
+def top_columns(scores: np.ndarray, top_m: int) -> np.ndarray:
+    "Each row's `top_m` highest-scoring columns, in no particular order, (n_rows, min(top_m, n_columns))."
+    if top_m < 1:
+        raise ValueError(f"top_m must be at least 1, got {top_m}")
+    m = min(int(top_m), scores.shape[1])
+    return np.argpartition(-scores, m - 1, axis=1)[:, :m] if m < scores.shape[1] else np.tile(np.arange(m), (len(scores), 1))
+
+@patch
+def shortlist(self: Reidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
+    "The pool columns of each document's `top_m` best candidates, (len(documents), top_m) (here from whole score rows)."
+    return top_columns(np.atleast_2d(self.score(list(documents))), top_m)
+
+# %% ../nbs/04_reidentifier.ipynb #pv0code2
+class PoolPart(Reidentifier):
+    "A re-identifier over part of another's pool: the same scores at `columns` (a black box to the search)."
+    def __init__(self, whole: Reidentifier, columns: Sequence[int]):
+        self.whole, self.pool_columns = whole, np.asarray(columns, dtype=np.int64)
+        self.name = f"{whole.name}[{len(self.pool_columns)} of {len(whole.candidate_ids)}]"
+        super().__init__([whole.candidate_ids[j] for j in self.pool_columns])
+
+    def score_batch(self, documents: list[str]) -> np.ndarray: return self.whole.score_columns(documents, self.pool_columns)
+    def document_window(self): return self.whole.document_window()
+
+@patch
+def restricted_to(self: Reidentifier, columns: Sequence[int]) -> Reidentifier:
+    "This re-identifier over the candidates at `columns` only, every score unchanged."
+    return PoolPart(self, columns)
+
 # %% ../nbs/04_reidentifier.ipynb #68206cd4
 def bm25_tokens(text: str,
                 pair_distance: int = 0, # also pairs of words at most this many positions apart (1: neighbours); never across a mask
@@ -149,6 +185,7 @@ class BM25Reidentifier(Reidentifier):
         self.bm25 = BM25Okapi([bm25_tokens(profile_bm25_text(p.profile), pair_distance) for p in people], k1=k1, b=b)
         self.vocabulary = {t: i for i, t in enumerate(self.bm25.idf)}
         self.weights = self._weight_matrix()
+        self.pool_weights = self.weights  # the whole pool's, also in a part of it (`restricted_to`)
 
     def __repr__(self):
         return f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})"
@@ -167,8 +204,8 @@ def _weight_matrix(self: BM25Reidentifier) -> sp.csr_matrix:
 
 # %% ../nbs/04_reidentifier.ipynb #877f3c75
 @patch
-def score_batch(self: BM25Reidentifier, documents: list[str]) -> np.ndarray:
-    "BM25 score of every profile for each document (query terms counted with repetition as rank_bm25, or saturated by `k3`)."
+def query_matrix(self: BM25Reidentifier, documents: Sequence[str]) -> sp.csr_matrix:
+    "(documents × vocabulary) query-term weights: counts with repetition (as rank_bm25), or saturated by `k3`."
     rows, cols = [], []
     for i, document in enumerate(documents):
         for token in bm25_tokens(document, self.pair_distance):
@@ -177,4 +214,55 @@ def score_batch(self: BM25Reidentifier, documents: list[str]) -> np.ndarray:
     queries = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(documents), len(self.vocabulary)))  # sums repeats
     if self.k3 is not None:
         queries.data = (self.k3 + 1) * queries.data / (self.k3 + queries.data)
-    return np.asarray((queries @ self.weights).todense(), dtype=np.float32)
+    return queries
+
+@patch
+def score_batch(self: BM25Reidentifier, documents: list[str]) -> np.ndarray:
+    "BM25 score of every profile for each document."
+    return np.asarray((self.query_matrix(documents) @ self.weights).todense(), dtype=np.float32)
+
+# %% ../nbs/04_reidentifier.ipynb #pv0code4
+@patch
+def _column_weights(self: BM25Reidentifier, columns: Sequence[int]) -> sp.csc_matrix:
+    "The weight matrix's `columns` (a CSC copy of the weights is kept: column slices are cheap in CSC)."
+    if getattr(self, "_by_column", None) is None or self._by_column[0] is not self.weights:
+        self._by_column = (self.weights, self.weights.tocsc())
+    return self._by_column[1][:, np.asarray(columns, dtype=np.int64)]
+
+@patch
+def score_columns(self: BM25Reidentifier, documents: Sequence[str], columns: Sequence[int]) -> np.ndarray:
+    "BM25 scores at the pool `columns` only, from those columns of the weights."
+    return np.asarray((self.query_matrix(documents) @ self._column_weights(columns)).todense(), dtype=np.float32)
+
+@patch
+def restricted_to(self: BM25Reidentifier, columns: Sequence[int]) -> BM25Reidentifier:
+    "BM25 over the candidates at `columns` only (same statistics, same scores); `pool_moments` still describe the whole pool."
+    part = copy.copy(self)
+    part.weights = self._column_weights(columns).tocsr()
+    Reidentifier.__init__(part, [self.candidate_ids[j] for j in np.asarray(columns, dtype=np.int64)])
+    return part
+
+# %% ../nbs/04_reidentifier.ipynb #pv0code5
+GRAM_TERMS = 4096  # the most query terms whose Gram matrix `pool_moments` keeps
+
+@patch
+def _pool_gram(self: BM25Reidentifier, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "(kept terms, W W^T over the whole pool for them): kept while later queries use no other terms."
+    kept = getattr(self, "_gram", None)
+    if kept is None or not np.isin(terms, kept[0]).all():
+        union = terms if kept is None or len(kept[0]) + len(terms) > GRAM_TERMS else np.union1d(kept[0], terms)
+        rows = self.pool_weights[union]
+        self._gram = kept = (union, (rows @ rows.T).toarray())
+    return kept
+
+# %% ../nbs/04_reidentifier.ipynb #pv0code7
+@patch
+def pool_moments(self: BM25Reidentifier, documents: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    "Mean and standard deviation of each document's BM25 scores over the whole pool, from its own terms (the pool unscored)."
+    queries = self.query_matrix(documents).tocsc()
+    terms, gram = self._pool_gram(np.flatnonzero(queries.getnnz(axis=0)))
+    if getattr(self, "_term_means", None) is None:
+        self._term_means = np.asarray(self.pool_weights.mean(axis=1)).ravel()
+    q, n = queries[:, terms].toarray(), self.pool_weights.shape[1]
+    mean = q @ self._term_means[terms]
+    return mean, np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", q, gram, q) / n - mean ** 2, 0.0))

@@ -140,8 +140,10 @@ def shard_records(path: str | Path, id_column: str = "id", text_column: str = "d
     return usable, skipped
 
 # %% ../../nbs/19c_batch.ipynb #5b3838f8
-SETTINGS = ("k", "placeholder", "search", "long_documents", "operator", "merge", "salt", "scope", "always_mask", "never_mask")
+SETTINGS = ("k", "placeholder", "search", "long_documents", "operator", "merge", "salt", "scope", "always_mask", "never_mask",
+            "shortlist")
 
+# %% ../../nbs/19c_batch.ipynb #bt0code1
 def batch_settings(model_dir: str | Path, given: dict | None = None) -> dict:
     "The model's saved settings with `given` on top; operators whose output would depend on the worker are refused."
     path = Path(model_dir) / "deidentifier.json"

@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
-import torch
 
 from ..reidentifier import BM25Reidentifier, Reidentifier, WordOverlapReidentifier, ranks_from_scores
 from .neural import NeuralReidentifier
@@ -61,20 +60,7 @@ def model_fingerprint(reidentifier: Reidentifier) -> str:
 # %% ../../nbs/15b_certificate.ipynb #11365239
 def score_candidates(reidentifier: Reidentifier, texts: Sequence[str], candidate_ids: Sequence[str]) -> np.ndarray:
     "Scores (len(texts), len(candidate_ids)) of `texts` against the named candidates only, as `reidentifier.score` would give them."
-    columns = reidentifier.columns(list(candidate_ids))
-    if type(reidentifier) is NeuralReidentifier:
-        embeddings = reidentifier.embed_documents(list(texts))
-        with torch.inference_mode():
-            chosen = reidentifier.profile_embeddings[torch.as_tensor(columns, device=reidentifier.profile_embeddings.device)]
-            return (reidentifier.scale * embeddings @ chosen.T).float().cpu().numpy()
-    if type(reidentifier) is BM25Reidentifier:
-        full = reidentifier.weights[:, columns]
-        saved, reidentifier.weights = reidentifier.weights, full
-        try:
-            return reidentifier.score_batch(list(texts))
-        finally:
-            reidentifier.weights = saved
-    return np.atleast_2d(reidentifier.score(list(texts)))[:, columns]
+    return np.atleast_2d(reidentifier.score_columns(list(texts), reidentifier.columns(list(candidate_ids))))
 
 # %% ../../nbs/15b_certificate.ipynb #50890452
 @dataclass
@@ -94,6 +80,7 @@ class Certificate:
     text_sha256: str = ""  # of the released text
     model_fingerprint: str = ""  # of the re-identifier (settings, weights, profile embeddings)
     pool_fingerprint: str = ""  # of the candidate pool (ids in order)
+    shortlist: int = 0  # candidates the search scored when it looked at part of the pool (0: all); `rank` is then counted among them
 
     @property
     def fraction_masked(self) -> float: return self.words_masked / max(self.n_words, 1)
@@ -109,25 +96,46 @@ class Certificate:
         return cls(**data)
 
 # %% ../../nbs/15b_certificate.ipynb #40371259
+def _witnesses(scores: np.ndarray, column: int, k: int) -> tuple[int, list[int]]:
+    "(the rank of `column`, the k best other columns scoring at least as high), from one row of scores."
+    rank = int(ranks_from_scores(scores, np.array([column]))[0])
+    others = np.delete(np.arange(len(scores)), column)
+    return rank, [int(j) for j in others[np.argsort(-scores[others], kind="stable")][:k] if scores[j] >= scores[column]]
+
+def _confirmed(text: str, person_id: str, witnesses: list[str], reidentifier: Reidentifier) -> tuple[float, list[str], list[float]]:
+    "(the person's score, the witnesses that still score at least as high, their scores), scored by `reidentifier` itself."
+    exact = score_candidates(reidentifier, [text], [person_id, *witnesses])[0].astype(np.float64)
+    kept = [i for i in range(len(witnesses)) if exact[1 + i] >= exact[0]]
+    return float(exact[0]), [witnesses[i] for i in kept], [float(exact[1 + i]) for i in kept]
+
+def _scored_row(text: str, person_id: str, reidentifier: Reidentifier, scores, candidates) -> tuple[list[str], np.ndarray, int]:
+    "(the ids scored, the text's scores against them, the person's position): the whole pool's, or the `candidates`' given."
+    if candidates is not None and scores is None:
+        raise ValueError("certify: give the text's scores against `candidates`")
+    ids = reidentifier.candidate_ids if candidates is None else list(candidates)
+    scores = np.asarray(reidentifier.score(text) if scores is None else scores, dtype=np.float64)
+    return ids, scores, ids.index(person_id) if candidates is not None else int(reidentifier.columns([person_id])[0])
+
+# %% ../../nbs/15b_certificate.ipynb #ce0code1
 def certify(text: str, # the released text
             person_id: str, # the person it describes
             reidentifier: Reidentifier,
             k: int, # the goal
-            scores: np.ndarray | None = None, # the text's scores against the whole pool (None: scored here)
+            scores: np.ndarray | None = None, # the text's scores against the whole pool, or against `candidates` (None: scored here)
             fingerprint: str | None = None, # `model_fingerprint(reidentifier)` when already computed
+            candidates: Sequence[str] | None = None, # the ids `scores` are for, when the search scored part of the pool
             **measured) -> Certificate: # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
     "The certificate for `text`: its rank, and the k best candidates scoring at least as high as the person as witnesses."
-    scores = np.asarray(reidentifier.score(text) if scores is None else scores, dtype=np.float64)
-    column = int(reidentifier.columns([person_id])[0])
-    rank = int(ranks_from_scores(scores, np.array([column]))[0])
-    others = np.delete(np.arange(len(scores)), column)
-    order = others[np.argsort(-scores[others], kind="stable")][:k]
-    chosen = [int(j) for j in order if scores[j] >= scores[column]]
+    ids, scores, column = _scored_row(text, person_id, reidentifier, scores, candidates)
+    rank, chosen = _witnesses(scores, column, k)
+    true_score, witnesses, witness_scores = float(scores[column]), [ids[j] for j in chosen], [float(scores[j]) for j in chosen]
+    if candidates is not None:  # part of the pool: the re-identifier's own K + 1 scores, and the witnesses they confirm
+        true_score, witnesses, witness_scores = _confirmed(text, person_id, witnesses, reidentifier)
+        rank, measured["shortlist"] = (rank if len(witnesses) == len(chosen) else len(witnesses)), len(ids)
     rank = min(rank, measured.pop("rank", rank))
-    return Certificate(person_id, k, rank, rank >= k, witnesses=[reidentifier.candidate_ids[j] for j in chosen],
-                       witness_scores=[float(scores[j]) for j in chosen], true_score=float(scores[column]), text_sha256=text_sha256(text),
-                       model_fingerprint=fingerprint or model_fingerprint(reidentifier), pool_fingerprint=pool_fingerprint(reidentifier),
-                       **measured)
+    return Certificate(person_id, k, rank, rank >= k, witnesses=witnesses, witness_scores=witness_scores, true_score=true_score,
+                       text_sha256=text_sha256(text), model_fingerprint=fingerprint or model_fingerprint(reidentifier),
+                       pool_fingerprint=pool_fingerprint(reidentifier), **measured)
 
 # %% ../../nbs/15b_certificate.ipynb #3adbb719
 @dataclass

@@ -108,13 +108,14 @@ class Deidentifier:
                  operator: str = "replace", # "replace", "redact", "hash" (salted) or "pseudonym"
                  merge: bool = True, # adjacent masked words become one span
                  salt: str | None = None, scope: str = "document", # hash's salt (None: random); pseudonyms per "document" or "corpus"
-                 always_mask: Sequence[str] = (), never_mask: Sequence[str] = ()): # a deny-list and an allow-list of words
+                 always_mask: Sequence[str] = (), never_mask: Sequence[str] = (), # a deny-list and an allow-list of words
+                 shortlist: int | None = None): # score each chunk's shortlist, not the whole pool (`deidentify`'s `shortlist`)
         if [p.person_id for p in people] != list(reidentifier.candidate_ids):
             raise ValueError("`people` must be the re-identifier's candidate pool, in its order")
         self.reidentifier, self.people, self.k, self.placeholder = reidentifier, list(people), k, placeholder
         self.search, self.long_documents = search, long_documents
         self.operator = Operator(operator, placeholder, merge, salt=salt, scope=scope)
-        self.always_mask, self.never_mask = list(always_mask), list(never_mask)
+        self.always_mask, self.never_mask, self.shortlist = list(always_mask), list(never_mask), shortlist
 
 # %% ../../nbs/19_deidentifier.ipynb #3d2e814e
 @patch(cls_method=True)
@@ -133,7 +134,8 @@ def settings(self: Deidentifier) -> dict:
     "The settings `save_pretrained` writes and the command line prints."
     o = self.operator
     return {"k": self.k, "placeholder": self.placeholder, "search": self.search, "long_documents": self.long_documents, "operator": o.name,
-            "merge": o.merge, "salt": o.salt, "scope": o.scope, "always_mask": self.always_mask, "never_mask": self.never_mask}
+            "merge": o.merge, "salt": o.salt, "scope": o.scope, "always_mask": self.always_mask, "never_mask": self.never_mask,
+            "shortlist": self.shortlist}
 
 @patch
 def __repr__(self: Deidentifier):
@@ -149,7 +151,7 @@ def transform(self: Deidentifier, documents: Sequence[str | Person], true_ids: S
     originals = [d.document if isinstance(d, Person) else d for d in documents]
     batch = deidentify(documents, self.reidentifier, k or self.k, true_ids=true_ids, search=self.search, long_documents=self.long_documents,
                        release=self.operator, always_mask=self.always_mask, never_mask=self.never_mask, on_error=on_error,
-                       progress=progress, **search_kwargs)
+                       progress=progress, shortlist=self.shortlist, **search_kwargs)
     return [Redaction(result.certificate.person_id, result.text, released_spans(self.operator, originals[i], result.masked_text),
                       result.certificate) for i, result in zip(batch.positions, batch)]
 
@@ -190,7 +192,7 @@ def _saved_people(path: Path) -> list[Person]:
     return people
 
 # %% ../../nbs/19_deidentifier.ipynb #a6eb875b
-_OPTIONAL_SETTINGS = ("operator", "merge", "salt", "scope", "always_mask", "never_mask")  # absent from older folders
+_OPTIONAL_SETTINGS = ("operator", "merge", "salt", "scope", "always_mask", "never_mask", "shortlist")  # absent from older folders
 
 @patch(cls_method=True)
 def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:

@@ -24,7 +24,7 @@ logger = get_logger("deid_nb.nn_deid.deidentify")
 
 # %% auto #0
 __all__ = ['logger', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'visible_units', 'truncate_to_window', 'split_windows', 'Deidentified',
-           'DeidentifiedBatch', 'deidentify']
+           'DeidentifiedBatch', 'deidentify', 'searched_pool']
 
 # %% ../../nbs/16_deidentify.ipynb #7e83fe16
 LONG_DOCUMENT_POLICIES = ("windows", "mask_tail", "truncate")
@@ -119,7 +119,7 @@ def from_dict(cls: Deidentified, data: dict) -> Deidentified:
 # %% ../../nbs/16_deidentify.ipynb #b363bc11
 SEARCHES = {"greedy": greedy_search, "approximate": approximate_search}
 
-def _check_choices(k, search, unit: str, long_documents: str, release):
+def _check_choices(k, search, unit: str, long_documents: str, release, shortlist=None):
     "Refuse a goal that is not a whole number ≥ 1, and unknown choices, naming what was given."
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1 (the true profile must leave the top k), got {k!r}")
@@ -131,6 +131,8 @@ def _check_choices(k, search, unit: str, long_documents: str, release):
         raise ValueError(f"unknown long_documents policy {long_documents!r}; choose one of {LONG_DOCUMENT_POLICIES}")
     if release is not None and not callable(release):
         raise ValueError(f"release must be a function (original, masked) -> released text, got {release!r}")
+    if shortlist is not None and (isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1):
+        raise ValueError(f"shortlist must be None (the whole pool) or an integer >= 1, got {shortlist!r}")
 
 # %% ../../nbs/16_deidentify.ipynb #1ae4c1a5
 class DeidentifiedBatch(list):
@@ -211,11 +213,12 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
                on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
                progress: bool = False, # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
                fast: bool = False, # search with `reidentifier.reduced_precision()`; certificates still re-checked with `reidentifier`
-               chunk_size: int = 32,
+               chunk_size: int = 32, # documents searched together (with a progress bar or a shortlist)
+               shortlist: int | None = None, # score only part of the pool: each chunk's `shortlist` best candidates per document (see below)
                **search_kwargs, # passed to the search (e.g. top_m, batch_size)
               ) -> DeidentifiedBatch:
     "Mask each document until `reidentifier` no longer ranks its person in the top `k` on the released text; a verifiable certificate for each."
-    _check_choices(k, search, unit, long_documents, release)
+    _check_choices(k, search, unit, long_documents, release, shortlist)
     if clash := sorted(set(map(str.lower, always_mask)) & set(map(str.lower, never_mask))):
         raise ValueError(f"words both always and never masked: {clash[:5]}")
     if not getattr(reidentifier, "exact_ranks", True):  # `deid_nb.metrics.FirstPlaces`: exact only at rank 0
@@ -224,12 +227,11 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
     if not documents:
         return DeidentifiedBatch([], skipped, [])
     options = dict(search=search, unit=unit, long_documents=long_documents, release=release, always_mask=always_mask,
-                   never_mask=never_mask, max_rechecks=max_rechecks, fast=fast, **search_kwargs)
-    if progress and len(documents) > chunk_size:
-        again = lambda s: deidentify(documents[s:s + chunk_size], reidentifier, k, true_ids=true_ids[s:s + chunk_size], on_error="raise", **options)
-        chunks = tqdm(range(0, len(documents), chunk_size), desc=f"de-identifying (k={k})", unit="chunk")
-        return DeidentifiedBatch([r for s in chunks for r in again(s)], skipped, positions)
-    return DeidentifiedBatch(_deidentify_all(documents, true_ids, reidentifier, k, **options), skipped, positions)
+                   never_mask=never_mask, max_rechecks=max_rechecks, fast=fast, shortlist=shortlist, **search_kwargs)
+    fingerprint, size = model_fingerprint(reidentifier), chunk_size if progress or shortlist else len(documents)
+    starts = tqdm(range(0, len(documents), size), desc=f"de-identifying (k={k})", unit="chunk", disable=not progress or len(documents) <= size)
+    results = [r for s in starts for r in _deidentify_all(documents[s:s + size], true_ids[s:s + size], reidentifier, k, fingerprint, **options)]
+    return DeidentifiedBatch(results, skipped, positions)
 
 # %% ../../nbs/16_deidentify.ipynb #6059155e
 def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> list[Trajectory]:
@@ -267,9 +269,18 @@ class _Previewed(Reidentifier):
 
     def document_window(self): return self.reidentifier.document_window()
 
+# %% ../../nbs/16_deidentify.ipynb #de0code1
+def searched_pool(reidentifier: Reidentifier, texts: Sequence[str], true_ids: Sequence[str], shortlist: int | None) -> Reidentifier:
+    "What the search and re-check score: the whole pool, or its part that the texts' shortlists and their people cover."
+    if not shortlist:
+        return reidentifier
+    columns = np.asarray(reidentifier.shortlist(list(texts), shortlist)).ravel()
+    columns = np.unique(np.concatenate([columns[columns >= 0], reidentifier.columns(list(true_ids))]))
+    return reidentifier if len(columns) == len(reidentifier.candidate_ids) else reidentifier.restricted_to(columns)
+
 # %% ../../nbs/16_deidentify.ipynb #ba547044
-def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_documents, release, always_mask, never_mask,
-                    max_rechecks, fast, **search_kwargs) -> list[Deidentified]:
+def _deidentify_all(documents, true_ids, reidentifier, k, fingerprint, *, search, unit, long_documents, release, always_mask, never_mask,
+                    max_rechecks, fast, shortlist, **search_kwargs) -> list[Deidentified]:
     "`deidentify` on usable documents: search, spread, release, re-check (searching further), certify."
     searched = [mask_words(d, always_mask) if always_mask else d for d in documents]
     split = [_windows(d, reidentifier, long_documents) for d in searched]
@@ -278,10 +289,11 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     window_originals = [piece for pieces, _ in cut for piece in pieces]
     search_kwargs |= {"keep": list(never_mask)} if never_mask else {}
-    run = lambda texts, ids, model=reidentifier, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
-    trajectories = run([p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], reidentifier.reduced_precision() if fast else reidentifier)
+    pool = searched_pool(reidentifier, [p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], shortlist)
+    run = lambda texts, ids, model=pool, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
+    trajectories = run([p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], pool.reduced_precision() if fast else pool)
     render = (lambda original, masked: masked) if release is None else release
-    seen = _Previewed(reidentifier, release.preview) if hasattr(release, "preview") else reidentifier  # what re-check searches score
+    seen = _Previewed(pool, release.preview) if hasattr(release, "preview") else pool  # what re-check searches score
     extra, calls, rechecked = [[] for _ in documents], [0] * len(documents), [set() for _ in documents]  # re-check searches, scoring, windows
     masked = [t.masked_text_at_k(k) for t in trajectories]
     for attempt in range(max_rechecks + 1):
@@ -290,7 +302,7 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
         joined = ["".join(m for m, o in zip(masked, owner) if o == i) + tail for i, (_, tail) in enumerate(split)]
         released = [render(original, text) for original, text in zip(originals, joined)]
         released_windows = [render(original, text) for original, text in zip(window_originals, masked)]
-        ranks, alone, document_rank, rows = _recheck(released_windows, released, owner, split, true_ids, reidentifier)
+        ranks, alone, document_rank, rows = _recheck(released_windows, released, owner, split, true_ids, pool)
         for i, (pieces, tail) in enumerate(split):
             calls[i] += len(pieces) + (len(pieces) > 1 or bool(tail))
         short = [w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k]  # a found document: all its windows
@@ -298,7 +310,7 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
             break
         logger.info(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
         searched_rank = dict(zip(short, alone[short] if release is None else seen.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short])))
-        goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(reidentifier.candidate_ids) - 1) for w in short}
+        goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(pool.candidate_ids) - 1) for w in short}
         for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
             mine = [w for w in short if goals[w] == goal]
             for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)):
@@ -306,8 +318,8 @@ def _deidentify_all(documents, true_ids, reidentifier, k, *, search, unit, long_
                 rechecked[owner[w]].add(w - owner.index(owner[w]))
                 masked[w] = t.masked_text_at_k(goal)
                 calls[owner[w]] += release is not None
-    fingerprint = model_fingerprint(reidentifier)
-    results = [_result(i, documents[i], true_ids[i], k, reidentifier, fingerprint, split[i][1], joined[i], released[i], rows[i],
+    scored = None if pool is reidentifier else pool.candidate_ids
+    results = [_result(i, documents[i], true_ids[i], k, reidentifier, fingerprint, scored, split[i][1], joined[i], released[i], rows[i],
                        ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))]
     for result, windows in zip(results, rechecked):
         result.rechecked = sorted(windows)
@@ -324,11 +336,12 @@ def _spread_over_documents(window_originals: list[str], masked: list[str], owner
     return spread
 
 # %% ../../nbs/16_deidentify.ipynb #982048be
-def _result(i, document, true_id, k, reidentifier, fingerprint, tail, joined, released, row, ranks, owner, trajectories, extra,
+def _result(i, document, true_id, k, reidentifier, fingerprint, scored, tail, joined, released, row, ranks, owner, trajectories, extra,
             rechecks) -> Deidentified:
     windows = [w for w, o in enumerate(owner) if o == i]
     mine = [trajectories[w] for w in windows] + extra
-    certificate = certify(released, true_id, reidentifier, k, scores=row, fingerprint=fingerprint, rank=int(min(ranks[w] for w in windows)),
+    certificate = certify(released, true_id, reidentifier, k, scores=row, fingerprint=fingerprint, candidates=scored,
+                          rank=int(min(ranks[w] for w in windows)),
                           words_masked=count_masks(joined) - count_masks(document), n_words=count_words(document), windows=len(windows),
                           model_calls=sum(t.model_calls for t in mine) + rechecks)
     return Deidentified(released, certificate, mine, tail, joined)

@@ -24,12 +24,14 @@ __all__ = ['LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'WEIGHT_CONDITIONS', 'standardis
            'channel_conditions', 'lexical_weight_table', 'fitted_lexical_weight', 'fit_lexical_channel']
 
 # %% ../../nbs/13_hybrid.ipynb #h0code1
-def standardise_rows(scores: np.ndarray) -> np.ndarray:
+def standardise_rows(scores: np.ndarray,
+                     mean: np.ndarray | None = None, spread: np.ndarray | None = None, # per row (None: over the row's own scores)
+                    ) -> np.ndarray:
     "Each row minus its mean over the candidates, divided by its standard deviation; a constant row (no evidence) becomes 0."
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float32))
-    centred = scores - scores.mean(axis=1, keepdims=True)
-    spread = scores.std(axis=1, keepdims=True)
-    return np.divide(centred, spread, out=np.zeros_like(centred), where=spread > 1e-6)
+    mean = scores.mean(axis=1, keepdims=True) if mean is None else np.asarray(mean, dtype=np.float32).reshape(-1, 1)
+    spread = scores.std(axis=1, keepdims=True) if spread is None else np.asarray(spread, dtype=np.float32).reshape(-1, 1)
+    return np.divide(scores - mean, spread, out=np.zeros_like(scores), where=spread > 1e-6)
 
 # %% ../../nbs/13_hybrid.ipynb #h0code2
 class HybridReidentifier(Reidentifier):
@@ -50,8 +52,11 @@ class HybridReidentifier(Reidentifier):
         self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", pair_distance=pair_distance, k3=k3)
 
     def lexical_scores(self, documents: Sequence[str]) -> np.ndarray:
-        "The standardised BM25 channel, (n_documents, n_candidates)."
-        return standardise_rows(self.bm25.score(list(documents))) if len(documents) else np.zeros((0, len(self.candidate_ids)), np.float32)
+        "The BM25 channel standardised over the whole pool, (n_documents, n_candidates) (also in a part: `restricted_to`)."
+        if not len(documents):
+            return np.zeros((0, len(self.candidate_ids)), np.float32)
+        whole = self.bm25.weights is self.bm25.pool_weights
+        return standardise_rows(self.bm25.score(list(documents)), *(() if whole else self.bm25.pool_moments(documents)))
 
     def score_batch(self, documents: list[str]) -> np.ndarray:
         "Neural logits plus lexical_weight times the standardised BM25 channel, float32 (n_documents, n_candidates)."
@@ -87,6 +92,30 @@ def reduced_precision(self: HybridReidentifier, dtype: str = "auto") -> HybridRe
     fast = copy.copy(self)
     fast.neural, fast.name = neural, f"{self.name}@{neural.name.rsplit('@', 1)[-1]}"
     return fast
+
+# %% ../../nbs/13_hybrid.ipynb #hy0code1
+@patch
+def score_columns(self: HybridReidentifier, documents: Sequence[str], columns: Sequence[int]) -> np.ndarray:
+    "Scores at the pool `columns` only; the BM25 channel standardised over the whole pool without scoring it."
+    neural = self.neural.score_columns(documents, columns)
+    if self.lexical_weight == 0:
+        return neural
+    return neural + self.lexical_weight * standardise_rows(self.bm25.score_columns(documents, columns), *self.bm25.pool_moments(documents))
+
+# %% ../../nbs/13_hybrid.ipynb #hy0code3
+@patch
+def shortlist(self: HybridReidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
+    "Each document's `top_m` best candidates by each channel, side by side: (len(documents), 2 · top_m), repeats possible."
+    return np.concatenate([self.neural.shortlist(documents, top_m), self.bm25.shortlist(documents, top_m)], axis=1)
+
+@patch
+def restricted_to(self: HybridReidentifier, columns: Sequence[int]) -> HybridReidentifier:
+    "The hybrid over the candidates at `columns` only, both channels restricted, every score unchanged."
+    columns, part = np.array(columns, dtype=np.int64), copy.copy(self)
+    part.neural, part.bm25 = self.neural.restricted_to(columns), self.bm25.restricted_to(columns)
+    part.people, part.name = [self.people[j] for j in columns], f"{self.name}[{len(columns)} of {len(self.candidate_ids)}]"
+    Reidentifier.__init__(part, part.neural.candidate_ids)
+    return part
 
 # %% ../../nbs/13_hybrid.ipynb #fd6a5ea9
 @dataclass

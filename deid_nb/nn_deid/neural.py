@@ -22,7 +22,7 @@ from ..data import Person
 from ..masking import UNIT_PATTERN
 from ..encoders import native_dtype, tokenizer_mask_token
 from .model import BiEncoder, cached_profile_embeddings
-from ..reidentifier import Reidentifier, goal_scores
+from ..reidentifier import Reidentifier, goal_scores, top_columns
 
 # %% auto #0
 __all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_states', 'kept_tokens', 'pooled_deletion_scores',
@@ -101,6 +101,34 @@ def add_profiles(self: NeuralReidentifier, people: Sequence[Person]) -> NeuralRe
     self.profile_embeddings = torch.cat([self.profile_embeddings, extra])
     Reidentifier.__init__(self, self.candidate_ids + new_ids)
     return self
+
+# %% ../../nbs/12_neural.ipynb #nr0code1
+@patch
+def score_columns(self: NeuralReidentifier, documents: Sequence[str], columns: Sequence[int]) -> np.ndarray:
+    "Scores at the pool `columns` only: the documents' embeddings against those rows of G."
+    queries, columns = self.scale * self.embed_documents(list(documents)), np.array(columns, dtype=np.int64)
+    if self.index is not None:
+        return self.index.scores_of(queries.float().cpu().numpy(), columns)
+    with torch.inference_mode():
+        return (queries @ self.profile_embeddings[torch.as_tensor(columns, device=self.profile_embeddings.device)].T).float().cpu().numpy()
+
+@patch
+def shortlist(self: NeuralReidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
+    "Each document's `top_m` best candidates: from the candidate index when there is one (FAISS's may be approximate)."
+    if self.index is None:
+        return top_columns(self.score(list(documents)), top_m)
+    return self.index.search((self.scale * self.embed_documents(list(documents))).float().cpu().numpy(), top_m)[0]
+
+# %% ../../nbs/12_neural.ipynb #nr0code2
+@patch
+def restricted_to(self: NeuralReidentifier, columns: Sequence[int]) -> NeuralReidentifier:
+    "The re-identifier over the candidates at `columns` only: their rows of G in memory, its white-box estimates kept."
+    columns = np.array(columns, dtype=np.int64)
+    part = copy.copy(self)
+    part.index, part.name = None, f"{self.name}[{len(columns)} of {len(self.candidate_ids)}]"
+    part.profile_embeddings = self.profile_embeddings[torch.as_tensor(columns, device=self.profile_embeddings.device)]
+    Reidentifier.__init__(part, [self.candidate_ids[j] for j in columns])
+    return part
 
 # %% ../../nbs/12_neural.ipynb #06126bcf
 def _token_units(text: str, offsets) -> np.ndarray:

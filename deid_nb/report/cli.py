@@ -90,6 +90,8 @@ def add_deidentify_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--scope", choices=PSEUDONYM_SCOPES, help="pseudonym: numbered per document (default) or across the corpus")
     run.add_argument("--always-mask", nargs="+", metavar="WORD", help="words always masked (a deny-list)")
     run.add_argument("--never-mask", nargs="+", metavar="WORD", help="words never masked (an allow-list)")
+    run.add_argument("--shortlist", type=int, metavar="M", help="score only each chunk's M best candidates per document, not the whole "
+                     "pool (large pools; certificates stay true, a little more may be masked)")
     run.add_argument("--save-model", help="also save the whole re-identifier into this folder (personal data: every profile, owner-only files)")
     run.add_argument("--allow-uncertified", action="store_true", help=f"exit 0, not {UNCERTIFIED}, when some certificate is not met")
     run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(OUTPUT_FORMATS)} (by its extension); shards: a folder")
@@ -100,7 +102,8 @@ def add_deidentify_command(commands) -> argparse.ArgumentParser:
 
 # %% ../../nbs/61_cli.ipynb #3e1ce240
 DEIDENTIFY_DEFAULTS = {"k": 1, "placeholder": MASK_TOKEN, "search": "approximate", "long_documents": "windows", "operator": "replace",
-                       "merge": True, "salt": None, "scope": "document", "always_mask": [], "never_mask": []}
+                       "merge": True, "salt": None, "scope": "document", "always_mask": [], "never_mask": [],
+                       "shortlist": None}
 
 def saved_settings(model_dir: str | Path) -> dict:
     "The settings saved in `model_dir/deidentifier.json`, without its format and model description."
@@ -114,7 +117,8 @@ def saved_settings(model_dir: str | Path) -> dict:
 def deidentify_settings(args: argparse.Namespace) -> tuple[dict, dict]:
     "({setting: value}, {setting: where it came from}): each option as given, else the saved model's, else the default."
     options = dict(k=args.k, placeholder=args.mask, search=args.search, long_documents=args.long_documents, operator=args.operator,
-                   merge=args.merge, salt=args.salt, scope=args.scope, always_mask=args.always_mask, never_mask=args.never_mask)
+                   merge=args.merge, salt=args.salt, scope=args.scope, always_mask=args.always_mask, never_mask=args.never_mask,
+                   shortlist=args.shortlist)
     given = {k: v for k, v in options.items() if v is not None}
     saved = saved_settings(args.model) if args.model else {}
     settings = {**DEIDENTIFY_DEFAULTS, **saved, **given}
