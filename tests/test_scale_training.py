@@ -1,6 +1,9 @@
 """Scale: the full WikiBio release streamed into Parquet shards, and bi-encoder training over several processes."""
 import os
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -79,3 +82,37 @@ def test_two_gloo_processes_give_one_process_weights(tmp_path):
         for name, value in single.items():
             assert torch.allclose(weights[name], value, atol=1e-5, rtol=1e-4), (rank, name)
     assert (tmp_path / "ddp" / "training.json").exists()
+
+
+RECIPE = '''
+import sys
+import torch
+from deid_nb.nn_deid.model import tiny_config
+from deid_nb.nn_deid.registry import NeuralSpec, load_reidentifier
+from deid_nb.nn_deid.training import TrainingConfig
+from deid_nb.people import PeopleDataset
+from deid_nb.wikibio_shards import read_wikibio_shards
+
+torch.distributed.init_process_group("gloo")  # torchrun gives each process its rank, the world size and the rendezvous
+shards, artifacts = sys.argv[1:3]
+people = PeopleDataset.from_people("wikibio_sample", list(read_wikibio_shards(shards)))
+tiny = {"tiny": NeuralSpec("a tiny bi-encoder", tiny_config(), TrainingConfig(epochs=1, batch_size=8, num_threads=1, precision="float32"))}
+model = load_reidentifier("tiny", people, artifacts, registry=tiny, progress=False, distributed=True)
+print("RANK", torch.distributed.get_rank(), "WORLD", torch.distributed.get_world_size(), "TRAINED_IN", model.trained_in, flush=True)
+torch.distributed.destroy_process_group()
+'''
+
+
+@needs_sample
+def test_the_torchrun_recipe_trains_a_registered_model(tmp_path):
+    "The README's recipe at toy size: shard the raw release, then `torchrun --nproc_per_node 2` trains one run on both processes."
+    write_wikibio_shards(SAMPLE / "train", tmp_path / "shards", shard_size=50)
+    (tmp_path / "recipe.py").write_text(RECIPE, encoding="utf-8")
+    torchrun = Path(sys.executable).with_name("torchrun")
+    done = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(_free_port()), str(tmp_path / "recipe.py"),
+                           str(tmp_path / "shards"), str(tmp_path / "artifacts")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = sorted(line for line in done.stdout.splitlines() if line.startswith("RANK"))
+    assert [line.split()[1:4] for line in lines] == [["0", "WORLD", "2"], ["1", "WORLD", "2"]]
+    assert len({line.split()[-1] for line in lines}) == 1  # one run directory, written by process 0
+    assert (Path(lines[0].split()[-1]) / "training.json").exists()

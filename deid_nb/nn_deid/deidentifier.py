@@ -120,12 +120,14 @@ class Deidentifier:
 # %% ../../nbs/19_deidentifier.ipynb #3d2e814e
 @patch(cls_method=True)
 def fit(cls: Deidentifier, people: Sequence[Person] | PeopleDataset, reidentifier: str = DEFAULT_REIDENTIFIER, *, k: int = 1,
-        name: str = "people", artifacts_dir=None, seed: int = 0, progress: bool = True, **options) -> Deidentifier:
+        name: str = "people", artifacts_dir=None, seed: int = 0, progress: bool = True,
+        distributed: bool = False, # train on every process of a torch.distributed group (under torchrun; see `load_reidentifier`)
+        **options) -> Deidentifier:
     "Build (training once if needed) the registry's `reidentifier` over `people`; sizes are checked first."
     dataset = people if isinstance(people, PeopleDataset) else PeopleDataset.from_people(name, list(people), seed=seed)
     check_trainable(dataset, reidentifier, k)
     model = (zero_shot_reidentifier(dataset) if reidentifier == ZERO_SHOT else
-             load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress))
+             load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress, distributed=distributed))
     return cls(model, dataset.people, k, **options)
 
 # %% ../../nbs/19_deidentifier.ipynb #1b6f41c5

@@ -5,6 +5,7 @@
 # %% ../../nbs/14_registry.ipynb #3c1f91ed
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,7 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
                       registry: dict | None = None, # default: REIDENTIFIERS
                       progress: bool = True,
                       device: str | None = None, # where neural models train and run (None: `resolve_device`'s rule)
+                      distributed: bool = False, # train on every process of a torch.distributed group, e.g. under torchrun
                      ) -> Reidentifier:
     "The re-identifier `name` over all of `dataset`'s people, training (once) and caching as needed."
     registry = REIDENTIFIERS if registry is None else registry
@@ -78,14 +80,15 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
     if spec is None:
         return BM25Reidentifier(dataset.people, name=name)
     if isinstance(spec, HybridSpec):
-        neural = load_reidentifier(spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress, device)
+        neural = load_reidentifier(spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress, device, distributed)
         hybrid = hybrid_from_spec(spec, neural, dataset, name)
         hybrid.trained_in = getattr(neural, "trained_in", None)
         return hybrid
     directory = run_directory(dataset, spec.model, spec.training, artifacts_dir, name, device)
     if not train_if_missing and not (directory / "training.json").exists():
         raise FileNotFoundError(f"{name} is not trained on {dataset.name} yet (expected {directory}); pass train_if_missing=True")
-    trained = train_reidentifier(dataset, spec.model, spec.training, artifacts_dir, name, progress=progress, device=device)
+    training = dataclasses.replace(spec.training, distributed=True) if distributed else spec.training  # same run directory
+    trained = train_reidentifier(dataset, spec.model, training, artifacts_dir, name, progress=progress, device=device)
     reidentifier = NeuralReidentifier(trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
     reidentifier.trained_in = trained.directory  # what results computed with it depend on (see deid_nb.nn_deid.experiments)
     return reidentifier
