@@ -25,8 +25,9 @@ from .data import Person
 logger = get_logger("deid_nb.experiments")
 
 # %% auto #0
-__all__ = ['logger', 'PROFILES', 'run_size', 'profile_name', 'outputs_dir', 'results_dir', 'markdown_table', 'save_table',
-           'save_figure', 'cached_json', 'cached_frame', 'parallel_map', 'source_hash', 'code_version', 'results_key']
+__all__ = ['logger', 'PROFILES', 'SYSTEMS', 'run_size', 'profile_name', 'outputs_dir', 'results_dir', 'markdown_table',
+           'save_table', 'save_figure', 'cached_json', 'cached_frame', 'parallel_map', 'source_hash', 'code_version',
+           'results_key']
 
 # %% ../nbs/07_experiments.ipynb #dd172bb4
 PROFILES = ("quick", "default")
@@ -50,11 +51,15 @@ def profile_name(profile: str | object) -> str:
     return profile if isinstance(profile, str) else profile.name
 
 # %% ../nbs/07_experiments.ipynb #757443b4
-def outputs_dir(profile: str | object, artifacts_dir=None, figures_dir=None) -> Path:
-    "`figures/` for the default profile; `artifacts/quick_figures/` otherwise."
-    if profile_name(profile) == "default":
-        return get_figures_dir(figures_dir)
-    path = get_artifacts_dir(artifacts_dir) / "quick_figures"
+SYSTEMS = ("data", "nn_deid", "sanitize", "infill", "adversarial", "report")  # figures/<system>/, one results page each
+
+def outputs_dir(profile: str | object, system: str, # one of SYSTEMS: the folder (and results page) the outputs belong to
+                artifacts_dir=None, figures_dir=None) -> Path:
+    "`figures/<system>/` for the default profile; `artifacts/quick_figures/<system>/` otherwise (created)."
+    if system not in SYSTEMS:
+        raise ValueError(f"unknown system {system!r}; tables and figures go to one of {list(SYSTEMS)}")
+    default = profile_name(profile) == "default"
+    path = (get_figures_dir(figures_dir) if default else get_artifacts_dir(artifacts_dir) / "quick_figures") / system
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -74,9 +79,10 @@ def markdown_table(table: pd.DataFrame, digits: int = 1) -> str:
 # %% ../nbs/07_experiments.ipynb #67ad9ad7
 def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it first to keep it)
                stem: str, # file name without extension, e.g. "table1"; the dataset name is appended
-               dataset_name: str, profile: str | object, digits: int = 1, outputs=None) -> tuple[Path, Path]:
-    "Write `{stem}_{dataset_name}.csv` and `.md` atomically into the profile's outputs folder; returns both paths."
-    folder, stem = Path(outputs) if outputs else outputs_dir(profile), safe_name(f"{stem}_{dataset_name}", "table name")
+               dataset_name: str, profile: str | object, *, system: str, # one of SYSTEMS: written to its folder
+               digits: int = 1, outputs=None) -> tuple[Path, Path]:
+    "Write `{stem}_{dataset_name}.csv` and `.md` atomically into the system's outputs folder; returns both paths."
+    folder, stem = Path(outputs) if outputs else outputs_dir(profile, system), safe_name(f"{stem}_{dataset_name}", "table name")
     csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
     with atomic_write(csv_path, encoding="utf-8") as f:
         table.to_csv(f, index=False)
@@ -84,9 +90,9 @@ def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it 
         f.write(markdown_table(table, digits))
     return csv_path, md_path
 
-def save_figure(figure, stem: str, dataset_name: str, profile: str | object, outputs=None, dpi: int = 150) -> Path:
-    "Save a matplotlib figure as `{stem}_{dataset_name}.png` (atomically, no software metadata) into the outputs folder."
-    path = (Path(outputs) if outputs else outputs_dir(profile)) / f"{safe_name(f'{stem}_{dataset_name}', 'figure name')}.png"
+def save_figure(figure, stem: str, dataset_name: str, profile: str | object, *, system: str, outputs=None, dpi: int = 150) -> Path:
+    "Save a matplotlib figure as `{stem}_{dataset_name}.png` (atomically, no software metadata) into the system's outputs folder."
+    path = (Path(outputs) if outputs else outputs_dir(profile, system)) / f"{safe_name(f'{stem}_{dataset_name}', 'figure name')}.png"
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     return path

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import re
 import shutil
 from pathlib import Path
 
@@ -21,7 +22,7 @@ logger = get_logger("deid_nb.site")
 
 # %% auto #0
 __all__ = ['logger', 'BLOCKS', 'SIDEBAR_CSS', 'block_of', 'page_title', 'page_sources', 'execute_chapter', 'sidebar',
-           'render_page', 'changed_cells', 'stale_run_note', 'build_site']
+           'render_page', 'site_links', 'render_results_pages', 'changed_cells', 'stale_run_note', 'build_site']
 
 # %% ../nbs/09b_site.ipynb #a8bd68e6
 BLOCKS = ((0, "Foundations"), (10, "NN DeID"), (20, "NN DeID: experiments"), (30, "Sanitization with risk indicators"),
@@ -94,6 +95,23 @@ def render_page(notebook: nbformat.NotebookNode, nav: str) -> str:
     at = body.index(">", body.index("<body")) + 1
     return body[:at] + nav + body[at:]
 
+# %% ../nbs/09b_site.ipynb #5b1e0c02
+def site_links(markdown: str) -> str:
+    "Markdown's links as the site has them: notebooks (`nbs/x.ipynb`) as their pages, results pages (`…/README.md`) as HTML."
+    markdown = re.sub(r"\]\(nbs/([^)\s]+)\.ipynb\)", r"](\1.html)", markdown)
+    return re.sub(r"\]\(([^)\s]*)README\.md\)", r"](\1README.html)", markdown)
+
+def render_results_pages(figures_out: Path, nav: str) -> list[Path]:
+    "Every results page copied with the figures (`README.md`) also as `README.html` beside it, with the sidebar; returns them."
+    written, site_root = [], Path(figures_out).parent
+    for page in sorted(Path(figures_out).rglob("README.md")):
+        up = "../" * (len(page.relative_to(site_root).parts) - 1)
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(site_links(page.read_text(encoding="utf-8")))])
+        with atomic_write(page.with_suffix(".html"), encoding="utf-8") as f:
+            f.write(render_page(notebook, nav.replace('href="', f'href="{up}')))
+        written.append(page.with_suffix(".html"))
+    return written
+
 # %% ../nbs/09b_site.ipynb #63ff9b6a
 def changed_cells(notebook: Path, executed: Path) -> int:
     "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
@@ -108,10 +126,20 @@ def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nb
         f"> **This page shows the last {profile} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
         f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it.")
 
+# %% ../nbs/09b_site.ipynb #5b1e0c04
+def _page_notebook(notebook: Path, source: Path, kind: str, nbs_dir: Path, execute: bool, profile: str) -> nbformat.NotebookNode:
+    "What a page shows: a chapter executed (when asked), a run with a note when it is stale, the home page with the site's links."
+    nb = execute_chapter(source, nbs_dir) if kind == "chapter" and execute else nbformat.read(source, as_version=4)
+    if kind == "run" and (changed := changed_cells(notebook, source)):
+        nb.cells.insert(1, stale_run_note(notebook, changed, profile))
+    for cell in nb.cells if kind == "home" else []:
+        cell.source = site_links(cell.source) if cell.cell_type == "markdown" else cell.source
+    return nb
+
 # %% ../nbs/09b_site.ipynb #4655fc1d
 def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir: str | Path | None = None,
                figures_dir: str | Path | None = None, profile: str = "default", execute: bool = True) -> Path:
-    "Write the site (one HTML page per notebook, `index.html` first, `figures/`) into `out_dir`; returns its index page."
+    "Write the site (one HTML page per notebook, `index.html` first, `figures/` with its results pages) into `out_dir`; returns its index page."
     root = cache_root()
     nbs_dir, runs_dir = Path(nbs_dir or root / "nbs"), Path(runs_dir or root / "runs")
     figures_dir, out_dir = Path(figures_dir or root / "figures"), Path(out_dir)
@@ -121,11 +149,9 @@ def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir:
     out_dir.mkdir(parents=True, exist_ok=True)
     if figures_dir.is_dir():
         shutil.copytree(figures_dir, out_dir / "figures", dirs_exist_ok=True)
+        render_results_pages(out_dir / "figures", nav)
     for (notebook, source, kind), (name, _, _) in zip(sources, pages):
-        nb = execute_chapter(source, nbs_dir) if kind == "chapter" and execute else nbformat.read(source, as_version=4)
-        if kind == "run" and (changed := changed_cells(notebook, source)):
-            nb.cells.insert(1, stale_run_note(notebook, changed, profile))
         with atomic_write(out_dir / name, encoding="utf-8") as f:
-            f.write(render_page(nb, nav))
+            f.write(render_page(_page_notebook(notebook, source, kind, nbs_dir, execute, profile), nav))
         logger.info("%s ← %s (%s)", name, source.name, kind)
     return out_dir / "index.html"
