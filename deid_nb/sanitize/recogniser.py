@@ -29,7 +29,7 @@ __all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'L
            'recogniser_cache_key', 'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32_recogniser.ipynb #5b69ee14
-from ..core import get_artifacts_dir, get_logger, resolve_device, seed_everything, sha256_of, stopwords_english
+from ..core import WORD_PATTERN, get_artifacts_dir, get_logger, resolve_device, seed_everything, sha256_of, stopwords_english
 from ..data import Person, dataset_path, load_wikibio_2000
 from ..encoders import mixed_precision, resolve_encoder
 from .tab_corpus import ENTITY_TYPES
@@ -54,11 +54,10 @@ def spacy_tab_entities(texts: Sequence[str], model: str = "md", nlp=None) -> lis
 DEM_FIELDS = ("occupation", "profession", "nationality", "citizenship", "ethnicity", "religion", "position", "office", "rank", "title")
 MISC_FIELDS = ("genre", "instrument", "awards", "battles", "known_for", "movement", "notableworks", "death_cause", "sport", "field", "fields")
 _VALUE_SPLIT = re.compile(r"\s*(?:,|;|/|\band\b|\bor\b|--|\s-\s|\|)\s*")
-_TOKEN = re.compile(r"\w+")
 
 def normalise_phrase(text: str) -> str:
     "Lowercased `\\w+` tokens joined by one space: the key gazetteer matching compares."
-    return " ".join(_TOKEN.findall(text.lower()))
+    return " ".join(WORD_PATTERN.findall(text.lower()))
 
 def gazetteer_phrases(value: str, max_words: int = 5) -> list[str]:
     "The phrases an infobox value contributes: split, normalised, 1..max_words words, no digits, not only stopwords."
@@ -95,7 +94,7 @@ def build_gazetteer(people: Iterable[Person], dem_fields: Sequence[str] = DEM_FI
 # %% ../../nbs/32_recogniser.ipynb #e7dbeb2b
 def gazetteer_matches(text: str, gazetteer: Gazetteer) -> list[Span]:
     "Non-overlapping gazetteer matches in `text`, longest first at each position."
-    tokens = [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+    tokens = [(m.start(), m.end(), m.group().lower()) for m in WORD_PATTERN.finditer(text)]
     spans, i = [], 0
     while i < len(tokens):
         for n in range(min(gazetteer.max_words, len(tokens) - i), 0, -1):

