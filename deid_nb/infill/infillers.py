@@ -298,7 +298,7 @@ def _start(document: MaskedDocument, retriever: Retriever, level: str, k: int, s
     except (KeyError, ValueError) as error:
         logger.warning("infilling %s at %s failed (%s); skipped", document.doc_id, level, error)
 
-def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, # a background level (LEVELS)
+def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, # a background level (KNOWLEDGE_LEVELS)
                      infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300) -> pd.DataFrame:
     "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
     active = [run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None]

@@ -17,7 +17,7 @@ from ..data import Person, linearise_profile, load_wikibio_2000, load_wikibio_mi
 from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
 # %% auto #0
-__all__ = ['PASSAGE_KINDS', 'LEVELS', 'name_key', 'person_keys', 'Passage', 'biography_passages', 'infobox_passages',
+__all__ = ['PASSAGE_KINDS', 'KNOWLEDGE_LEVELS', 'name_key', 'person_keys', 'Passage', 'biography_passages', 'infobox_passages',
            'general_passages', 'KnowledgeBase', 'build_knowledge_base', 'tab_people', 'default_sources']
 
 # %% ../../nbs/40_knowledge_base.ipynb #fabc3979
@@ -77,7 +77,7 @@ def general_passages(n_cities: int = 1000, # the most populous cities kept
     return passages
 
 # %% ../../nbs/40_knowledge_base.ipynb #dbf9d970
-LEVELS = ("L1", "L2", "L3", "L3P", "L4")
+KNOWLEDGE_LEVELS = ("L1", "L2", "L3", "L3P", "L4")
 
 class KnowledgeBase:
     "Background passages with the level masks of the infilling attack."
@@ -99,13 +99,13 @@ class KnowledgeBase:
 
 # %% ../../nbs/40_knowledge_base.ipynb #af165cb1
 @patch
-def allowed(self: KnowledgeBase, level: str, # one of LEVELS
+def allowed(self: KnowledgeBase, level: str, # one of KNOWLEDGE_LEVELS
             target_keys: frozenset, # person_keys of the target (every passage about them is excluded below L4)
             original_id: str | None = None, # passage id of the document under attack (L4 adds it back)
            ) -> np.ndarray:
     "Boolean mask of the passages an adversary at `level` may retrieve."
-    if level not in LEVELS:
-        raise ValueError(f"unknown background level {level!r}; choose one of {LEVELS}")
+    if level not in KNOWLEDGE_LEVELS:
+        raise ValueError(f"unknown background level {level!r}; choose one of {KNOWLEDGE_LEVELS}")
     if level == "L4" and original_id not in self.index:
         raise KeyError(f"L4 needs the original document in the knowledge base; {original_id!r} is not")
     general, biography, infobox = (self.kinds == k for k in PASSAGE_KINDS)

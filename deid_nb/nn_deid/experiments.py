@@ -17,7 +17,7 @@ from transformers import AutoTokenizer
 
 # %% auto #0
 __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
-           'RUN_SIZES', 'LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
+           'RUN_SIZES', 'PRIVACY_LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
            'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
            'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations', 'weakest_setting']
 
@@ -245,10 +245,10 @@ def word_annotations(documents: Sequence[str], batch_size: int = 64) -> list[pd.
     return annotated
 
 # %% ../../nbs/18_experiments.ipynb #c25589b9
-LEVELS = (25.0, 5.0, 1.0)  # Table 2's re-identification levels, in %
+PRIVACY_LEVELS = (25.0, 5.0, 1.0)  # Table 2's re-identification levels, in %
 
 def weakest_setting(sweep: pd.DataFrame, # one row per (method, setting): columns `method`, `ensemble_reid`, `percent_masked`
-                    levels: Sequence[float] = LEVELS) -> pd.DataFrame:
+                    levels: Sequence[float] = PRIVACY_LEVELS) -> pd.DataFrame:
     "Per level and method, the sweep row with ensemble re-identification below the level and the fewest words masked."
     rows = []
     for level in levels:

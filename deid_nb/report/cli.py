@@ -19,7 +19,7 @@ from ..people import DataError, PeopleDataset, people_from_table
 from ..baselines import BASELINES, IDF_BASELINES, dataset_idf, redact_people
 from ..reproduce import add_reproduce_command, run_reproduce
 from ..site import build_site
-from ..infill.knowledge_base import LEVELS
+from ..infill.knowledge_base import KNOWLEDGE_LEVELS
 from ..infill.retrieval import DenseReranker
 from ..nn_deid.registry import DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT
 from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, pool_fingerprint, verify_certificate
@@ -225,7 +225,7 @@ def add_report_command(commands) -> argparse.ArgumentParser:
                      help=f"the re-identification attacks (default: bm25 {ZERO_SHOT})")
     run.add_argument("--model", help="also attack with the re-identifier saved in this folder")
     run.add_argument("--no-infill", action="store_true", help="leave out the infilling attack")
-    run.add_argument("--level", default="L3P", choices=LEVELS, help="the infilling adversary's background (default L3P: other documents and every profile)")
+    run.add_argument("--level", default="L3P", choices=KNOWLEDGE_LEVELS, help="the infilling adversary's background (default L3P: other documents and every profile)")
     run.add_argument("-o", "--output", required=True, help="folder for report_card.md, .csv and .png")
     return run
 
