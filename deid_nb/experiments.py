@@ -25,26 +25,36 @@ from .data import Person
 logger = get_logger("deid_nb.experiments")
 
 # %% auto #0
-__all__ = ['logger', 'PROFILES', 'SYSTEMS', 'run_size', 'profile_name', 'outputs_dir', 'results_dir', 'markdown_table',
-           'save_table', 'save_figure', 'cached_json', 'cached_frame', 'parallel_map', 'source_hash', 'code_version',
-           'results_key']
+__all__ = ['logger', 'PROFILES', 'SYSTEMS', 'apply_overrides', 'run_size', 'profile_name', 'outputs_dir', 'results_dir',
+           'markdown_table', 'save_table', 'save_figure', 'cached_json', 'cached_frame', 'parallel_map', 'source_hash',
+           'code_version', 'results_key']
 
 # %% ../nbs/07_experiments.ipynb #dd172bb4
 PROFILES = ("quick", "default")
 
-def run_size(sizes: Mapping[str, object], # {profile name: a dataclass instance of sizes}
+def apply_overrides(sizes, # one profile's sizes: a dataclass instance (its `name` is not a size) or a dict
+                    overrides: Mapping | None, # {size: value}: an experiment notebook's `overrides` parameter
+                   ):
+    "`sizes` with `overrides` applied (a new instance or dict); a name that is not one of the sizes is an error naming it."
+    if not isinstance(overrides or {}, Mapping):
+        raise ValueError(f"overrides must be a dict of run sizes such as {{'n_search': 200}}, got {overrides!r}")
+    overrides, is_instance = dict(overrides or {}), dataclasses.is_dataclass(sizes)
+    known = [f.name for f in dataclasses.fields(sizes) if f.name != "name"] if is_instance else list(sizes)
+    unknown = sorted(set(overrides) - set(known))
+    if unknown:
+        raise ValueError(f"unknown run-size override(s) {unknown}; the sizes are {sorted(known)}")
+    return dataclasses.replace(sizes, **overrides) if is_instance else {**sizes, **overrides}
+
+# %% ../nbs/07_experiments.ipynb #3c6a1e07
+def run_size(sizes: Mapping[str, object], # {profile name: a dataclass instance or a dict of sizes}
              profile: str | object, # a profile name, or a sizes instance (passed through)
-             overrides: Mapping | None = None, # {field: value} applied on top
+             overrides: Mapping | None = None, # {size: value} applied on top
             ):
-    "The run sizes of `profile`, with `overrides` applied (a new instance; unknown names are errors)."
+    "The run sizes of `profile`, with `overrides` applied (`apply_overrides`: unknown names are errors)."
     chosen = profile if dataclasses.is_dataclass(profile) else sizes.get(profile)
     if chosen is None:
         raise ValueError(f"unknown experiment profile {profile!r}; choose one of {sorted(sizes)}")
-    fields = {f.name for f in dataclasses.fields(chosen)}
-    unknown = sorted(set(overrides or {}) - fields)
-    if unknown:
-        raise ValueError(f"unknown run-size override(s) {unknown}; the sizes are {sorted(fields - {'name'})}")
-    return dataclasses.replace(chosen, **dict(overrides or {}))
+    return apply_overrides(chosen, overrides)
 
 def profile_name(profile: str | object) -> str:
     "The profile's name: the string itself, or a sizes instance's `name`."

@@ -28,7 +28,7 @@ __all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'PAPER_ROW', 'RUN_SIZES', 'protected
 from ..causal_lm import edited_token_logprobs, load_causal_lm, tiny_causal_lm, token_logprobs
 from ..core import atomic_write, get_artifacts_dir, get_logger, read_cache
 from ..data import load_wikibio_2000, load_wikibio_mini
-from ..experiments import code_version
+from ..experiments import code_version, run_size
 from ..reidentifier import bm25_tokens
 from ..encoders import TINY_ENCODER
 from .lm_scores import SurprisalWeights, document_scores, model_key, span_features
@@ -299,9 +299,7 @@ class RiskExperiment:
 # %% ../../nbs/34b_context_indicators.ipynb #8f5f6f1a
 def run_risk_experiment(profile: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None) -> RiskExperiment:
     "The 100 annotated bios scored by every indicator, 5-fold cross-validated by document (cached under artifacts)."
-    if profile not in RUN_SIZES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(RUN_SIZES)}")
-    settings, timings, started = {**RUN_SIZES[profile], **(overrides or {})}, {}, time.time()
+    settings, timings, started = run_size(RUN_SIZES, profile, overrides), {}, time.time()  # unknown profiles and sizes: errors
     docs = load_wiki_annotated(data_dir)
     texts = {d.doc_id: d.text for d in docs}
     folds = document_folds(texts, settings["folds"], seed)
