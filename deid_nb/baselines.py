@@ -10,9 +10,8 @@ import importlib
 import re
 from typing import Callable, Iterable, Mapping, Sequence
 
-from tqdm.auto import tqdm
 
-from .core import MASK_TOKEN, WORD_PATTERN, get_logger, stopwords_english
+from .core import MASK_TOKEN, WORD_PATTERN, get_logger, stopwords_english, tqdm
 from .data import Person
 from .masking import idf_weights, mask_word_positions, mask_word_types, word_idf, word_spans, word_types
 

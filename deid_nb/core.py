@@ -14,6 +14,7 @@ import random
 import re
 import tempfile
 import urllib.request
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Callable, Iterable
@@ -21,6 +22,9 @@ from typing import Callable, Iterable
 import numpy as np
 import platformdirs
 from safetensors import SafetensorError
+from tqdm import TqdmWarning
+
+warnings.filterwarnings("ignore", "IProgress not found", TqdmWarning)  # a kernel without ipywidgets: text bars, and no warning
 from tqdm.auto import tqdm
 
 # %% auto #0

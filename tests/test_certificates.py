@@ -18,7 +18,7 @@ class _WordTokenizer:
     "A stand-in tokenizer: one token per unit, plus two special tokens."
     mask_token = "[MASK]"
 
-    def __call__(self, text, truncation=False):
+    def __call__(self, text, truncation=False, verbose=True):
         return {"input_ids": [0] * (len(text_units(text)) + 2)}
 
 

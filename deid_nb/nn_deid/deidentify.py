@@ -10,9 +10,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 from fastcore.basics import patch
-from tqdm.auto import tqdm
 
-from ..core import MASK_TOKEN, count_masks, count_words, get_logger
+from ..core import MASK_TOKEN, count_masks, count_words, get_logger, tqdm
 from ..masking import UNIT_PATTERN, mask_words
 from ..people import Person, SkippedRecord, check_on_error, reject_record
 from .search import (UNITS, SearchStep, Trajectory, Units, approximate_search, approximate_search_many,
@@ -31,7 +30,7 @@ LONG_DOCUMENT_POLICIES = ("windows", "mask_tail", "truncate")
 
 def _n_tokens(tokenizer, text: str) -> int:
     mask = tokenizer.mask_token or tokenizer.unk_token
-    return len(tokenizer(text.replace(MASK_TOKEN, mask), truncation=False)["input_ids"])
+    return len(tokenizer(text.replace(MASK_TOKEN, mask), truncation=False, verbose=False)["input_ids"])  # long on purpose: no warning
 
 def visible_units(text: str, tokenizer, max_tokens: int) -> int:
     "How many leading units of `text` fit entirely in `max_tokens` tokens (special tokens included)."

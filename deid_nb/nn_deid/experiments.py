@@ -12,7 +12,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 from transformers import AutoTokenizer
 
 # %% auto #0
@@ -23,7 +22,7 @@ __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE
 
 # %% ../../nbs/18_experiments.ipynb #751aef57
 from ..baselines import load_spacy, redact_people
-from ..core import atomic_write, read_cache, safe_name
+from ..core import atomic_write, read_cache, safe_name, tqdm
 from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
 from ..metrics import FirstPlaces

@@ -18,9 +18,8 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
-from tqdm.auto import tqdm
 
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, resolve_device, safe_name
+from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, resolve_device, safe_name, tqdm
 from ..data import PeopleDataset, Person
 from ..encoders import mixed_precision, native_dtype
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types

@@ -190,7 +190,7 @@ class MaskedLMWeighting:
 
     @torch.no_grad()
     def __call__(self, text: str, spans: Sequence[tuple[int, int]]) -> list[float]:
-        encoding = self.tokenizer(text, return_offsets_mapping=True)
+        encoding = self.tokenizer(text, return_offsets_mapping=True, verbose=False)  # cut into segments below: no length warning
         ids = torch.tensor(encoding["input_ids"])
         subwords = [[i for i, (s, e) in enumerate(encoding["offset_mapping"]) if e > s and s < end and e > start] for start, end in spans]
         masked, attention = ids.clone(), torch.ones_like(ids)
