@@ -19,7 +19,7 @@ import torch
 from fastcore.basics import patch
 
 from ..causal_lm import _start_id
-from ..core import MASK_TOKEN, WORD_PATTERN, count_masks, get_logger
+from ..core import MASK_TOKEN, WORD_PATTERN, count_masks, get_logger, tqdm
 from .alignment import MaskedDocument
 from .knowledge_base import KnowledgeBase
 from .retrieval import ANON, Retriever, span_query
@@ -299,16 +299,20 @@ def _start(document: MaskedDocument, retriever: Retriever, level: str, k: int, s
         logger.warning("infilling %s at %s failed (%s); skipped", document.doc_id, level, error)
 
 def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, # a background level (KNOWLEDGE_LEVELS)
-                     infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300) -> pd.DataFrame:
+                     infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300,
+                     progress: bool = False, # a bar over the spans filled (stderr)
+                    ) -> pd.DataFrame:
     "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
     active = [run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None]
     runs = list(active)
-    while active := [run for run in active if not run.done and run.error is None]:
-        for run, ranked in zip(active, retriever.passages_for([run.query() for run in active], [run.found for run in active])):
-            try:
-                run.step(infiller, ranked)
-            except (KeyError, ValueError) as error:
-                logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error); run.error = error
+    with tqdm(total=sum(len(run.order) for run in runs), desc=f"infilling at {level}", unit="span", disable=not progress) as bar:
+        while active := [run for run in active if not run.done and run.error is None]:
+            for run, ranked in zip(active, retriever.passages_for([run.query() for run in active], [run.found for run in active])):
+                try:
+                    run.step(infiller, ranked)
+                except (KeyError, ValueError) as error:
+                    logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error); run.error = error
+            bar.update(len(active))
     frame = pd.DataFrame([r for run in runs if run.error is None for r in run.records],
                          columns=["doc_id", "span", "step", "label", "identifier", "original", "prediction", "in_sparse", "positive_rank", "chunks", "passages"])
     return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)

@@ -197,12 +197,13 @@ def background_retriever(people: Sequence[Person], source: str = "people", dense
 
 def infill_attack(masked: Mapping[str, str], people: Sequence[Person], retriever: Retriever, level: str = "L3P",
                   source: str = "people", infiller=None, seed: int = 0,
-                  hide_length: Mapping[str, bool] | None = None) -> tuple[dict, dict[str, str]]: # {id: one mask per run}
+                  hide_length: Mapping[str, bool] | None = None, # {id: one mask per run}
+                  progress: bool = False) -> tuple[dict, dict[str, str]]: # a bar over the spans filled
     "({spans, exact_match, word_recall, …}, {id: infilled text}): the retrieval + infilling attack on word-by-word masked texts."
     by_id, hide_length = {p.person_id: p for p in people}, hide_length or {}
     documents = [redaction_document(f"{source}:{pid}", by_id[pid].document, text, person_keys(by_id[pid]), hide_length.get(pid, False))
                  for pid, text in masked.items()]
-    records = infill_documents(documents, retriever, level, infiller or CopyInfiller(), k=1, seed=seed)
+    records = infill_documents(documents, retriever, level, infiller or CopyInfiller(), k=1, seed=seed, progress=progress)
     infilled = {d.doc_id.split(":", 1)[1]: infilled_text(d, records) for d in documents}
     if not len(records):
         return {"spans": 0, "exact_match": float("nan"), "word_recall": float("nan")}, infilled
@@ -226,6 +227,15 @@ def _as_published(redaction) -> Published:
 def _rate(certified: Mapping[str, bool], ids) -> float:
     return 100 * float(np.mean([bool(certified.get(pid, False)) for pid in ids])) if len(ids) else float("nan")
 
+# %% ../../nbs/60_report_card.ipynb #0a6e4c93
+def _infill_columns(method: str, read: Published, people: Sequence[Person], reidentifiers, retriever: Retriever, level: str,
+                    source: str, seed: int, progress: bool) -> dict:
+    "A card row's infilling columns: spans restored, words recovered, and re-identification of the infilled texts."
+    logger.info("report card: %s: the infilling attack at %s", method, level)
+    scores, infilled = infill_attack(read.masked, people, retriever, level, source, seed=seed, hide_length=read.hide_length, progress=progress)
+    logger.info("report card: %s: re-identification after infilling", method)
+    return scores | {"reid_infilled": reidentification_change(read.texts, infilled, reidentifiers)["reid_infilled"]}
+
 # %% ../../nbs/60_report_card.ipynb #bb703ec5
 def report_card(redactions: Mapping[str, Published | Mapping[str, str]], # {method: Published, or {person id: masked text}}
                 people: Sequence[Person], # the originals (and the re-identifiers' candidate pool)
@@ -236,16 +246,17 @@ def report_card(redactions: Mapping[str, Published | Mapping[str, str]], # {meth
                 certificates: Mapping[str, Mapping[str, bool]] | None = None, # claimed: {method: {id: goal met}} (default: the files')
                 certificates_verified: Mapping[str, Mapping[str, bool]] | None = None, # {method: {id: holds when re-checked}}
                 include_original: bool = True, seed: int = 0,
-                source: str = "people") -> pd.DataFrame: # the people's source name in the retriever's knowledge base
+                source: str = "people", # the people's source name in the retriever's knowledge base
+                progress: bool = False) -> pd.DataFrame: # the infilling attack's bar over spans (each step is logged either way)
     "One row per redaction: utility, re-identification (95% CIs), infilling recovery and re-identification after it, TAB, certificates."
     originals, rows, redactions = {p.person_id: p.document for p in people}, [], {m: _as_published(r) for m, r in redactions.items()}
     named = {ORIGINAL: _as_published({pid: originals[pid] for pid in next(iter(redactions.values()), Published({}, {})).texts})}
     for method, read in ({**named, **redactions} if include_original else redactions).items():
+        logger.info("report card: %s, %d documents: re-identification", method, len(read.texts))
         row = evaluate_masking(read.texts, people, reidentifiers, method=method)
         row["percent_masked"] = percent_masked(list(read.masked.values()), [originals[p] for p in read.masked]) if read.masked else np.nan
         if retriever is not None and method != ORIGINAL:
-            scores, infilled = infill_attack(read.masked, people, retriever, level, source, seed=seed, hide_length=read.hide_length)
-            row |= scores | {"reid_infilled": reidentification_change(read.texts, infilled, reidentifiers)["reid_infilled"]}
+            row |= _infill_columns(method, read, people, reidentifiers, retriever, level, source, seed, progress)
         if tab_scorer is not None:
             row |= _tab_scores(read.masked, originals, tab_scorer)
         claimed = (certificates or {}).get(method, read.claimed)
