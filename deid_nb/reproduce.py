@@ -19,16 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastcore.basics import patch
-import deid_nb
-from .core import atomic_write, cache_root, enable_console_logging, get_data_dir, get_figures_dir, get_logger
+from .core import atomic_write, cache_root, get_data_dir, get_figures_dir, get_logger
 from .experiments import PROFILES, code_version
 from .readme import headline_markdown, record_timing, update_readme, write_result_pages
 
 logger = get_logger("deid_nb.reproduce")
 
 # %% auto #0
-__all__ = ['logger', 'Experiment', 'experiment_notebooks', 'RunPlan', 'ReproduceError', 'select', 'data_fingerprint',
-           'task_fingerprint', 'is_done', 'run_notebook', 'reproduce', 'add_reproduce_command', 'run_reproduce', 'main']
+__all__ = ['logger', 'Experiment', 'experiment_notebooks', 'RunPlan', 'ReproduceError', 'select', 'check_overrides',
+           'data_fingerprint', 'task_fingerprint', 'is_done', 'run_notebook', 'reproduce', 'run_reproduce']
 
 # %% ../nbs/09_reproduce.ipynb #1b5ee536
 @dataclass(frozen=True)
@@ -38,6 +37,7 @@ class Experiment:
     datasets: tuple[str, ...]
     needs: tuple[str, ...] = ()  # experiment notebooks whose outputs (trained models, cached runs) this one reads
     minutes: float | dict = field(default=0, hash=False)  # rough default-profile run time on 2 cores (per dataset, or one number): orders a parallel run
+    sizes: tuple[str, ...] = ()  # the run sizes its `overrides` parameter may set
 
     @property
     def name(self) -> str: return self.path.stem
@@ -54,8 +54,8 @@ def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
     if not nbs_dir.is_dir():
         raise FileNotFoundError(f"{nbs_dir}: no notebooks folder (run from a source checkout of deid_nb, or pass --nbs-dir)")
     found = [(p, _declaration(p)) for p in sorted(nbs_dir.glob("*.ipynb"))]
-    experiments = [Experiment(p, tuple(d.get("datasets") or ("none",)), tuple(d.get("needs") or ()), d.get("minutes") or 0)
-                   for p, d in found if d is not None]
+    experiments = [Experiment(p, tuple(d.get("datasets") or ("none",)), tuple(d.get("needs") or ()), d.get("minutes") or 0,
+                              tuple(d.get("sizes") or ())) for p, d in found if d is not None]
     names = [e.name for e in experiments]
     for e in experiments:
         for need in e.needs:
@@ -71,6 +71,8 @@ class RunPlan:
     profile: str = "default"
     datasets: tuple[str, ...] | None = None  # only these of each notebook's datasets (None: all it declares)
     runs_dir: Path = field(default_factory=lambda: cache_root() / "runs")
+    overrides: dict = field(default_factory=dict)  # run sizes set in every notebook (each must declare them: `check_overrides`)
+    seed: int | None = None  # every notebook's `seed` parameter (None: each notebook's own)
 
     def tasks(self) -> list[tuple[Path, str]]:
         "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets."
@@ -95,6 +97,14 @@ def select(experiments: list[Experiment], only: list[str] | None = None, dataset
         raise ReproduceError(f"--datasets {unknown}: no experiment declares them; declared: {', '.join(declared)}")
     chosen = [e for e in experiments if not only or any(o in e.name for o in only)]
     return [e for e in chosen if not datasets or set(e.datasets) & set(datasets)]
+
+# %% ../nbs/09_reproduce.ipynb #c5e1a9b3
+def check_overrides(plan: RunPlan):
+    "A `ReproduceError` naming each notebook of `plan` that does not declare every run size `plan.overrides` sets."
+    missing = {e: sorted(set(plan.overrides) - set(e.sizes)) for e in plan.experiments}
+    refused = [f"{e.name} has no {', '.join(map(repr, names))} (its sizes: {', '.join(e.sizes) or 'none'})" for e, names in missing.items() if names]
+    if refused:
+        raise ReproduceError(f"--overrides: {'; '.join(refused)}; choose the notebooks with --only")
 
 # %% ../nbs/09_reproduce.ipynb #7254a795
 def data_fingerprint(data_dir: str | Path | None = None) -> str:
@@ -221,12 +231,16 @@ def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
         raise failure
 
 # %% ../nbs/09_reproduce.ipynb #6ad14440
-def _parameters(plan: RunPlan, dataset: str) -> dict: return {"dataset": dataset, "profile": plan.profile}
+def _parameters(plan: RunPlan, dataset: str) -> dict:
+    "A task's papermill parameters: its dataset and profile, and the plan's overrides and seed where it sets them."
+    chosen = {"overrides": plan.overrides} if plan.overrides else {}
+    return {"dataset": dataset, "profile": plan.profile, **chosen, **({"seed": plan.seed} if plan.seed is not None else {})}
 
 def reproduce(plan: RunPlan, force: bool = False,
               jobs: int = 1, # notebooks executed at once (each in its own kernel), a task starting once the tasks it needs are done
              ) -> list[dict]:
     "Run every task of `plan` not already done (all with `force`); returns one record per task, in plan order."
+    check_overrides(plan)
     tasks, records = plan.tasks(), {}
     for notebook, dataset in tasks:
         output = plan.output_path(notebook, dataset)
@@ -238,26 +252,6 @@ def reproduce(plan: RunPlan, force: bool = False,
     for (notebook, dataset), seconds in run(plan, waiting, jobs):
         records[notebook, dataset] = {"notebook": notebook.stem, "dataset": dataset, "status": "ran", "seconds": round(seconds, 1)}
     return [records[t] for t in tasks]
-
-# %% ../nbs/09_reproduce.ipynb #09434568
-def add_reproduce_command(commands) -> argparse.ArgumentParser:
-    "Add the `reproduce` sub-command to an argparse sub-parsers object (the `deid-nb` command line adds the others)."
-    run = commands.add_parser("reproduce", help="execute the experiment notebooks with papermill")
-    run.add_argument("--profile", choices=PROFILES, default="default", help="quick: smoke sizes; default: the results")
-    run.add_argument("--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)")
-    run.add_argument("--only", nargs="+", help="run only notebooks whose name contains one of these")
-    run.add_argument("--force", action="store_true", help="rerun notebooks even if already done")
-    run.add_argument("--jobs", type=int, default=1, help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=1)")
-    run.add_argument("--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing")
-    run.add_argument("--nbs-dir", help="folder holding the notebooks (default: the checkout's nbs/)")
-    run.add_argument("--no-readme", action="store_true", help="do not rewrite the results pages or the README's headline")
-    return run
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="deid-nb", description="Regenerate deid_nb's tables and figures.")
-    parser.add_argument("--version", action="version", version=f"deid_nb {deid_nb.__version__}")
-    add_reproduce_command(parser.add_subparsers(dest="command", required=True))
-    return parser
 
 # %% ../nbs/09_reproduce.ipynb #87d3baac
 def _commit(root: Path) -> str:
@@ -275,6 +269,17 @@ def _rewrite_results(records: list[dict], profile: str, wall_seconds: float, job
     if readme.exists():
         update_readme(readme, headline_markdown(figures), "headline", index=index if index.exists() else None)
 
+# %% ../nbs/09_reproduce.ipynb #b2d6e8f1
+def _rewrite_results_if_published(plan: RunPlan, every: list[Experiment], records: list[dict], wall_seconds: float, jobs: int):
+    "`_rewrite_results` after a complete run of the default profile at the notebooks' own sizes and seeds; else say why not."
+    if plan.profile != "default":
+        return
+    if len(records) == len(RunPlan(every, plan.profile).tasks()) and not plan.overrides and plan.seed is None:
+        _rewrite_results(records, plan.profile, wall_seconds, jobs)
+    else:
+        logger.info("not every notebook, or not their own sizes and seeds (--only, --datasets, --overrides, --seed): "
+                    "the results pages and the README's headline are left as they are")
+
 # %% ../nbs/09_reproduce.ipynb #72255e93
 def _writable_figures_dir() -> Path:
     "The figures folder, or a `ReproduceError` saying why it cannot be written (checked before any notebook runs)."
@@ -286,8 +291,9 @@ def _writable_figures_dir() -> Path:
         raise ReproduceError(f"the figures folder cannot be written ({error}); set DEID_NB_FIGURES to a writable folder") from None
     return figures
 
+# %% ../nbs/09_reproduce.ipynb #10b3499e
 def run_reproduce(args: argparse.Namespace) -> int:
-    "Carry out parsed `reproduce` arguments; 0 on success, 1 (with the reason on stderr) on a bad selection."
+    "Carry out parsed `deid-nb reproduce` arguments; 0 on success, 1 (with the reason on stderr) on a bad selection or override."
     try:
         chosen = select(experiments := experiment_notebooks(args.nbs_dir), args.only, args.datasets)
         if args.list:
@@ -295,24 +301,15 @@ def run_reproduce(args: argparse.Namespace) -> int:
             return 0
         if args.jobs < 1:
             raise ReproduceError(f"--jobs must be >= 1, got {args.jobs}")
+        plan = RunPlan(chosen, args.profile, tuple(args.datasets) if args.datasets else None, overrides=args.overrides, seed=args.seed)
+        check_overrides(plan)
         _writable_figures_dir()
-        plan = RunPlan(chosen, args.profile, tuple(args.datasets) if args.datasets else None)
         logger.info("reproduce: %d tasks, profile %s", len(plan.tasks()), plan.profile)
         start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs)
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)
         return 1
     logger.info("reproduce finished in %.1f minutes (%d at a time)", (wall_seconds := time.time() - start) / 60, args.jobs)
-    complete = len(records) == len(RunPlan(experiments, args.profile).tasks())
-    if not args.no_readme and args.profile == "default" and complete:
-        _rewrite_results(records, args.profile, wall_seconds, args.jobs)
-    elif not complete:
-        logger.info("a partial run (--only / --datasets): the results pages and the README's headline are left as they are")
+    if not args.no_readme:
+        _rewrite_results_if_published(plan, experiments, records, wall_seconds, args.jobs)
     return 0
-
-# %% ../nbs/09_reproduce.ipynb #10b3499e
-def main(argv: list[str] | None = None) -> int:
-    "`deid-nb reproduce --profile quick|default [--datasets …] [--only …] [--force] [--list]`."
-    args = _parser().parse_args(argv)
-    enable_console_logging()
-    return run_reproduce(args)

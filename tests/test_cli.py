@@ -4,6 +4,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ from deid_nb.core import WORD_PATTERN
 from deid_nb.data import load_dataset
 from deid_nb.nn_deid.deidentifier import Deidentifier
 from deid_nb.reidentifier import BM25Reidentifier
-from deid_nb.report import cli
+from deid_nb.report import cli, commands
 from deid_nb.report.card import background_retriever, read_redaction, report_card
 from deid_nb.report.cli import main
 
@@ -55,7 +56,7 @@ def no_models(monkeypatch):
         raise AssertionError("a model was loaded before the input was checked")
     monkeypatch.setattr(Deidentifier, "fit", classmethod(trap))
     monkeypatch.setattr(Deidentifier, "from_pretrained", classmethod(trap))
-    monkeypatch.setattr(cli, "DenseReranker", trap)
+    monkeypatch.setattr(commands, "DenseReranker", trap)
     monkeypatch.setattr(deid_nb.reproduce, "reproduce", trap)
 
 
@@ -184,8 +185,8 @@ def test_output_follows_the_extension(folder):
 def test_unknown_extension_and_missing_pyarrow_are_one_line(folder, no_models, monkeypatch):
     status, _, errors = run(["redact", folder / "people.csv", "--method", "lexical", "-o", folder / "x.txt"])
     assert status == 1 and errors == f"deid-nb redact: {folder / 'x.txt'}: unknown output format '.txt'; use one of .jsonl, .csv, .parquet\n"
-    find_spec = cli.importlib.util.find_spec
-    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else find_spec(name, *a))
+    find_spec = commands.importlib.util.find_spec
+    monkeypatch.setattr(commands.importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else find_spec(name, *a))
     status, _, errors = run(["deidentify", folder / "people.csv", "--reidentifier", "bm25", "-o", folder / "x.parquet"])
     assert status == 1 and "writing .parquet needs pyarrow" in errors and len(errors.splitlines()) == 1
 
@@ -258,3 +259,45 @@ def test_python_m_runs_the_program(folder, module):
         failed = subprocess.run([sys.executable, "-m", module, "redact", str(folder / "nobody.csv"), "--method", "lexical", "-o", "x.jsonl"],
                                 capture_output=True, text=True, env=env, cwd=folder)
         assert failed.returncode == 1 and re.fullmatch(r"deid-nb redact: table \S+nobody.csv: no such file\n", failed.stderr), failed.stderr
+
+
+# ---------------------------------------------------------------- issue 33: help at once, no model code loaded to parse
+@pytest.mark.parametrize("arguments", [["--help"], ["report", "--help"], ["reproduce", "--help"]])
+def test_help_imports_no_model_code(arguments):
+    "What `python -X importtime` lists for `deid-nb … --help`: not torch, transformers, spaCy or pandas (they cost seconds)."
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    shown = subprocess.run([sys.executable, "-X", "importtime", "-m", "deid_nb", *arguments], capture_output=True, text=True, env=env)
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in shown.stderr.splitlines() if line.startswith("import time:")}
+    assert shown.returncode == 0 and "usage: deid-nb" in shown.stdout and "deid_nb" in imported
+    assert not imported & {"torch", "transformers", "spacy", "pandas"}, sorted(imported & {"torch", "transformers", "spacy", "pandas"})
+
+
+def test_a_command_imports_its_module_when_it_runs(folder):
+    "The sub-command's `module:function` is imported at dispatch: a bad table is still one line, exit status 1."
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = ("import sys; from deid_nb.report.cli import main; status = main(sys.argv[1:]); "
+            "print(status, 'deid_nb.report.commands' in sys.modules, 'torch' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", code, "verify", str(folder / "nobody.jsonl"), "--model", str(folder)],
+                           capture_output=True, text=True, env=env)
+    assert shown.stdout.split() == ["1", "True", "True"] and "deid-nb verify: redaction" in shown.stderr, shown.stderr
+
+
+def test_reproduce_overrides_are_checked_before_anything_runs(no_models):
+    "A size that a chosen notebook does not declare: one line, exit status 1, nothing run (`reproduce` is booby-trapped)."
+    status, _, errors = run(["reproduce", "--only", "45_retrieval_tables", "--overrides", '{"n_serch": 200}', "--seed", "1"])
+    assert status == 1 and errors.startswith("deid-nb reproduce: --overrides: 45_retrieval_tables has no 'n_serch' (its sizes: documents")
+    assert len(errors.splitlines()) == 1
+
+
+def test_report_says_what_it_is_doing(folder, monkeypatch, caplog):
+    "A line on stderr per slow step, and a bar over the infilling attack's spans (the dense re-ranker left out: no model to load)."
+    monkeypatch.setattr(commands, "DenseReranker", lambda name: None)
+    plain = _jsonl(folder / "plain.jsonl", [{"id": p.person_id, "text": presidio_style(p)} for p in PEOPLE])
+    with caplog.at_level(logging.INFO, logger="deid_nb"):
+        status, _, errors = run(["report", plain, "--people", folder / "people.csv", "--reidentifiers", "bm25", "-o", folder / "card"])
+    said = "\n".join(record.getMessage() for record in caplog.records)
+    steps = ["8 people and 1 redaction file(s) read and checked", "building the bm25 attack", "building the infilling attack's background",
+             "report card: plain, 8 documents: re-identification", "report card: plain: the infilling attack at L3P",
+             "report card: plain: re-identification after infilling"]
+    assert status == 0 and [step for step in steps if step not in said] == []
+    assert "infilling at L3P" in errors and "span" in errors  # tqdm's bar, on stderr

@@ -6,55 +6,42 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import inspect
+import importlib
 import json
 import sys
-from pathlib import Path
 
 import deid_nb
-from ..core import MASK_TOKEN, atomic_path, atomic_write, enable_console_logging, get_logger
-from ..encoders import device_setting, device_summary
-from ..people import DataError, PeopleDataset, people_from_table
-from ..baselines import BASELINES, IDF_BASELINES, dataset_idf, redact_people
-from ..reproduce import add_reproduce_command, run_reproduce
-from ..site import build_site
-from ..infill.knowledge_base import KNOWLEDGE_LEVELS
-from ..infill.retrieval import DenseReranker
-from ..nn_deid.registry import DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT
-from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, pool_fingerprint, verify_certificate
-from ..nn_deid.deidentify import LONG_DOCUMENT_POLICIES, SEARCHES
-from ..nn_deid.operators import OPERATORS, PSEUDONYM_SCOPES, Operator, release_text, released_spans
-from ..nn_deid.deidentifier import Deidentifier, check_trainable
-from ..nn_deid.batch import OUTPUT_FORMATS, check_output, check_writable, deidentify_shards, find_shards, is_shards, write_records
-from .card import background_retriever, card_figure, card_markdown, read_redaction, redaction_records, report_card
-
-logger = get_logger("deid_nb.report.cli")
+from ..core import MASK_TOKEN, enable_console_logging
 
 # %% auto #0
-__all__ = ['logger', 'UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'DEIDENTIFY_DEFAULTS', 'REDACT_METHODS', 'PEER_TOOLS',
-           'COMMANDS', 'DEVICE_COMMANDS', 'check_input', 'add_deidentify_command', 'saved_settings',
-           'deidentify_settings', 'run_deidentify', 'run_shards', 'add_redact_command', 'run_redact',
-           'add_report_command', 'verified_certificates', 'add_verify_command', 'run_verify', 'write_card',
-           'run_report', 'add_docs_command', 'run_docs', 'parser', 'run_on_device', 'main']
+__all__ = ['UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'CHOICES', 'DEFAULT_REIDENTIFIER', 'ZERO_SHOT', 'COMMANDS', 'ON_DEVICE',
+           'add_deidentify_command', 'add_redact_command', 'add_report_command', 'add_verify_command',
+           'add_reproduce_command', 'add_docs_command', 'parser', 'command_function', 'run_command', 'main']
 
 # %% ../../nbs/61_cli.ipynb #44dfa7ac
 UNCERTIFIED = 3  # deidentify: the output is written but some certificate is not met
 EXIT_CODES = {0: "done", 1: "a mistake in the arguments or the input: one line on stderr, before any model loads (--debug: the traceback)",
               2: "the command line cannot be parsed (argparse's usage message)",
               UNCERTIFIED: "deidentify wrote its output, but some certificate is not met (--allow-uncertified: 0); verify: some certificate fails"}
-USER_ERRORS = (DataError, ValueError, KeyError, OSError, ImportError)  # a user's mistake: one line, not a traceback
+USER_ERRORS = (ValueError, KeyError, OSError, ImportError)  # a user's mistake (a DataError is a ValueError): one line, not a traceback
 
 def _one_line(error: BaseException) -> str:
     message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
     return " ".join(str(message).split()) or type(error).__name__
 
-# %% ../../nbs/61_cli.ipynb #2b441ebd
-def check_input(path: str | Path, what: str = "input") -> Path:
-    "`path` if it is an existing file, else a `DataError` naming it."
-    if not Path(path).is_file():
-        raise DataError(f"{what} {path}: no such file")
-    return Path(path)
+# %% ../../nbs/61_cli.ipynb #a9d1f3e6
+CHOICES = {  # option: the names it accepts (each the library's; checked in 61a_commands)
+    "reidentifier": ("bm25", "minilm_zero_shot", "nn_compact", "nn_idf", "nn_unfrozen", "nn_unfrozen_bm25", "nn_uniform", "nn_uniform_bm25"),
+    "search": ("approximate", "greedy"),  # deid_nb.nn_deid.deidentify.SEARCHES
+    "long_documents": ("windows", "mask_tail", "truncate"),  # deid_nb.nn_deid.deidentify.LONG_DOCUMENT_POLICIES
+    "operator": ("replace", "redact", "hash", "pseudonym"),  # deid_nb.nn_deid.operators.OPERATORS
+    "scope": ("document", "corpus"),  # deid_nb.nn_deid.operators.PSEUDONYM_SCOPES
+    "format": (".jsonl", ".csv", ".parquet"),  # deid_nb.nn_deid.batch.OUTPUT_FORMATS
+    "method": ("idf", "idf_table_aware", "lexical", "named_entity", "presidio", "scrubadub"),  # deid_nb.baselines.BASELINES
+    "level": ("L1", "L2", "L3", "L3P", "L4"),  # deid_nb.infill.knowledge_base.KNOWLEDGE_LEVELS
+    "profile": ("quick", "default"),  # deid_nb.experiments.PROFILES
+}
+DEFAULT_REIDENTIFIER, ZERO_SHOT = "nn_unfrozen_bm25", "minilm_zero_shot"  # deid_nb.nn_deid.registry's
 
 # %% ../../nbs/61_cli.ipynb #f1583759
 def _add_table_options(parser: argparse.ArgumentParser):
@@ -64,12 +51,6 @@ def _add_table_options(parser: argparse.ArgumentParser):
     profile.add_argument("--profile-cols", nargs="+", help="the profile's columns (default: every other column)")
     profile.add_argument("--profile-col", help="or one column holding each profile as a JSON object")
 
-def _people(table: str, args: argparse.Namespace):
-    people = people_from_table(check_input(table, "table"), args.id, args.text, args.profile_cols, args.profile_col, source=str(table))
-    if people.skipped:
-        logger.warning("%s: %d record(s) skipped (see above)", table, len(people.skipped))
-    return people
-
 # %% ../../nbs/61_cli.ipynb #0f30b46e
 def add_deidentify_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("deidentify", help="de-identify the documents of a table of people (NN DeID)")
@@ -77,141 +58,39 @@ def add_deidentify_command(commands) -> argparse.ArgumentParser:
     _add_table_options(run)
     run.add_argument("--k", type=int, help="privacy: each person must leave the re-identifier's top k (default: 1, or the saved model's)")
     model = run.add_mutually_exclusive_group()
-    model.add_argument("--reidentifier", default=DEFAULT_REIDENTIFIER, choices=sorted([*REIDENTIFIERS, ZERO_SHOT]),
+    model.add_argument("--reidentifier", default=DEFAULT_REIDENTIFIER, choices=CHOICES["reidentifier"],
                        help=f"the re-identifier to hide from (default: {DEFAULT_REIDENTIFIER}; bm25 and {ZERO_SHOT} need no training)")
     model.add_argument("--model", help="a folder written by --save-model (Deidentifier.save_pretrained) instead; its settings are kept")
     run.add_argument("--mask", help=f"text written in place of each masked word (default: {MASK_TOKEN}, or the saved model's)")
-    run.add_argument("--search", choices=sorted(SEARCHES), help="approximate (fast; the default) or greedy (exact)")
-    run.add_argument("--long-documents", choices=LONG_DOCUMENT_POLICIES, help="default: windows, or the saved model's")
-    run.add_argument("--operator", choices=OPERATORS, help="what replaces each masked span: replace (the --mask text; the default), "
+    run.add_argument("--search", choices=CHOICES["search"], help="approximate (fast; the default) or greedy (exact)")
+    run.add_argument("--long-documents", choices=CHOICES["long_documents"], help="default: windows, or the saved model's")
+    run.add_argument("--operator", choices=CHOICES["operator"], help="what replaces each masked span: replace (the --mask text; the default), "
                      "redact (nothing), hash (salted SHA-256), pseudonym (PERSON_1, …)")
     run.add_argument("--no-merge", dest="merge", action="store_false", default=None, help="one placeholder per masked word, not per run of words")
     run.add_argument("--salt", help="hash: the secret salt (default: a random one, saved with --save-model)")
-    run.add_argument("--scope", choices=PSEUDONYM_SCOPES, help="pseudonym: numbered per document (default) or across the corpus")
+    run.add_argument("--scope", choices=CHOICES["scope"], help="pseudonym: numbered per document (default) or across the corpus")
     run.add_argument("--always-mask", nargs="+", metavar="WORD", help="words always masked (a deny-list)")
     run.add_argument("--never-mask", nargs="+", metavar="WORD", help="words never masked (an allow-list)")
     run.add_argument("--shortlist", type=int, metavar="M", help="score only each chunk's M best candidates per document, not the whole "
                      "pool (large pools; certificates stay true, a little more may be masked)")
     run.add_argument("--save-model", help="also save the whole re-identifier into this folder (personal data: every profile, owner-only files)")
     run.add_argument("--allow-uncertified", action="store_true", help=f"exit 0, not {UNCERTIFIED}, when some certificate is not met")
-    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(OUTPUT_FORMATS)} (by its extension); shards: a folder")
-    run.add_argument("--format", choices=OUTPUT_FORMATS, help="shards: the outputs' format (default: each input's)")
+    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(CHOICES['format'])} (by its extension); shards: a folder")
+    run.add_argument("--format", choices=CHOICES["format"], help="shards: the outputs' format (default: each input's)")
     run.add_argument("--engine", default="local", choices=("local", "ray"), help="shards: a local process pool (default) or Ray")
     run.add_argument("--workers", type=int, default=1, help="shards: processes (or Ray actors), each loading the model once (default 1)")
     return run
 
-# %% ../../nbs/61_cli.ipynb #3e1ce240
-DEIDENTIFY_DEFAULTS = {"k": 1, "placeholder": MASK_TOKEN, "search": "approximate", "long_documents": "windows", "operator": "replace",
-                       "merge": True, "salt": None, "scope": "document", "always_mask": [], "never_mask": [],
-                       "shortlist": None}
-
-def saved_settings(model_dir: str | Path) -> dict:
-    "The settings saved in `model_dir/deidentifier.json`, without its format and model description."
-    path = Path(model_dir) / "deidentifier.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{model_dir}: no deidentifier.json (write one with --save-model or Deidentifier.save_pretrained)")
-    settings = json.loads(path.read_text(encoding="utf-8"))
-    return {k: v for k, v in settings.items() if k not in ("format", "reidentifier")}
-
-# %% ../../nbs/61_cli.ipynb #53967d9c
-def deidentify_settings(args: argparse.Namespace) -> tuple[dict, dict]:
-    "({setting: value}, {setting: where it came from}): each option as given, else the saved model's, else the default."
-    options = dict(k=args.k, placeholder=args.mask, search=args.search, long_documents=args.long_documents, operator=args.operator,
-                   merge=args.merge, salt=args.salt, scope=args.scope, always_mask=args.always_mask, never_mask=args.never_mask,
-                   shortlist=args.shortlist)
-    given = {k: v for k, v in options.items() if v is not None}
-    saved = saved_settings(args.model) if args.model else {}
-    settings = {**DEIDENTIFY_DEFAULTS, **saved, **given}
-    origin = {k: "given" if k in given else f"saved in {args.model}" if k in saved else "default" for k in settings}
-    if type(settings["k"]) is not int or settings["k"] < 1:
-        raise DataError(f"k must be a whole number >= 1 (the true profile must leave the top k), got {settings['k']!r}")
-    if not str(settings["placeholder"]).strip():
-        raise DataError("the placeholder (--mask) must not be blank")
-    return settings, origin
-
-# %% ../../nbs/61_cli.ipynb #1275f023
-def _deidentifier(args: argparse.Namespace, people, settings: dict) -> Deidentifier:
-    "The saved de-identifier (`--model`) with this run's settings, or one built on `people`, its size checked before training."
-    accepted = inspect.signature(Deidentifier.__init__).parameters  # every saved setting the de-identifier takes
-    options = {k: v for k, v in settings.items() if k in accepted and k != "k"}
-    if args.model:
-        saved = Deidentifier.from_pretrained(args.model)
-        return Deidentifier(saved.reidentifier, saved.people, settings["k"], **options)
-    dataset = PeopleDataset.from_people(Path(args.table).stem or "people", list(people))
-    check_trainable(dataset, args.reidentifier, settings["k"])
-    return Deidentifier.fit(dataset, args.reidentifier, k=settings["k"], **options)
-
-# %% ../../nbs/61_cli.ipynb #c35164e6
-def run_deidentify(args: argparse.Namespace) -> int:
-    "Carry out parsed `deidentify` arguments: every argument and path checked before any training; 3 if a certificate is not met."
-    if is_shards(args.table):
-        return run_shards(args)
-    output = check_output(args.output, inputs=[args.table])
-    settings, origin = deidentify_settings(args)
-    if args.save_model:
-        check_writable(args.save_model, "--save-model folder")
-    people = _people(args.table, args)
-    deid = _deidentifier(args, people, settings)
-    shown = {k: "(secret)" if k == "salt" and v else v for k, v in settings.items()}
-    print("deid-nb deidentify: using " + ", ".join(f"{k}={v!r} ({origin[k]})" for k, v in shown.items()))
-    redactions = deid.transform(list(people))
-    write_records([r.to_dict() for r in redactions], output)
-    if args.save_model:
-        deid.save_pretrained(args.save_model)
-    short = [f"{r.person_id} (rank {r.certificate.rank})" for r in redactions if not r.certificate.goal_met]
-    print(f"{len(redactions)} documents de-identified for k={settings['k']} against {deid.reidentifier.name}: "
-          f"{len(redactions) - len(short)} certificates met{'; not met: ' + ', '.join(short[:10]) if short else ''} -> {output}")
-    return UNCERTIFIED if short and not args.allow_uncertified else 0
-
-# %% ../../nbs/61_cli.ipynb #0b7ed431
-def run_shards(args: argparse.Namespace) -> int:
-    "`deidentify` a folder or glob of shards with a saved model (`deidentify_shards`): 1 if a shard failed, 3 if a certificate is not met."
-    shards = find_shards(args.table)
-    if not args.model or args.save_model:
-        raise DataError("shards (a folder or a glob) need a saved de-identifier, --model DIR (written by --save-model), and no --save-model")
-    settings, _ = deidentify_settings(args)
-    manifest = deidentify_shards(shards, args.model, args.output, args.engine, args.workers, settings, args.id, args.text, args.format)
-    entries = [manifest["shards"][shard.name] for shard in shards]
-    for entry in (e for e in entries if "error" in e):
-        print(f"deid-nb deidentify: {entry['name']}: {entry['error']}", file=sys.stderr)
-    counts = {k: sum(e.get(k, 0) for e in entries) for k in ("read", "written", "skipped", "uncertified")}
-    print(f"{len(shards)} shards: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + f" -> {Path(args.output) / 'manifest.json'}")
-    return 1 if any("error" in e for e in entries) else UNCERTIFIED if counts["uncertified"] and not args.allow_uncertified else 0
-
 # %% ../../nbs/61_cli.ipynb #d0fe2a59
-REDACT_METHODS = tuple(sorted(m for m in BASELINES if m != "none"))
-PEER_TOOLS = {"presidio": "presidio_analyzer", "scrubadub": "scrubadub"}
-
 def add_redact_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("redact", help="redact a table with a baseline (Presidio, scrubadub, named entities, lexical, IDF)")
     run.add_argument("table", help="a .csv, .jsonl or .json table: one person per row")
     _add_table_options(run)
-    run.add_argument("--method", required=True, choices=REDACT_METHODS, help="the baseline")
+    run.add_argument("--method", required=True, choices=CHOICES["method"], help="the baseline")
     run.add_argument("--fraction", type=float, default=0.3, help="idf baselines: the fraction of word types masked (default 0.3)")
     run.add_argument("--mask", default=MASK_TOKEN, help=f"text written in place of each masked word (default: {MASK_TOKEN})")
-    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(OUTPUT_FORMATS)} (by its extension)")
+    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(CHOICES['format'])} (by its extension)")
     return run
-
-# %% ../../nbs/61_cli.ipynb #92d6a57a
-def run_redact(args: argparse.Namespace) -> int:
-    "Carry out parsed `redact` arguments: {'id', 'text', 'spans'} per document (spans typed and merged), in the output's format."
-    output = check_output(args.output, inputs=[args.table])
-    if args.method in IDF_BASELINES and not 0 <= args.fraction <= 1:
-        raise DataError(f"--fraction must be in [0, 1], got {args.fraction}")
-    if args.method in PEER_TOOLS and importlib.util.find_spec(PEER_TOOLS[args.method]) is None:
-        raise DataError(f"--method {args.method} needs {PEER_TOOLS[args.method]}: pip install 'deid_nb[peers]'")
-    if not args.mask.strip():
-        raise DataError("the placeholder (--mask) must not be blank")
-    people = list(_people(args.table, args))
-    params = {"idf": dataset_idf(people), "fraction": args.fraction} if args.method in IDF_BASELINES else {}
-    masked, records = redact_people(people, args.method, progress=False, **params), []
-    operator = Operator("replace", args.mask)  # one placeholder per run of masked words, typed as Presidio types its entities
-    for person in (p for p in people if p.person_id in masked):
-        spans = released_spans(operator, person.document, masked[person.person_id])
-        records.append({"id": person.person_id, "text": release_text(person.document, spans), "spans": [s.to_dict() for s in spans]})
-    write_records(records, output)
-    print(f"{len(records)} documents redacted by {args.method}: {sum(len(r['spans']) for r in records)} spans masked -> {output}")
-    return 0
 
 # %% ../../nbs/61_cli.ipynb #c1696d37
 def add_report_command(commands) -> argparse.ArgumentParser:
@@ -221,39 +100,13 @@ def add_report_command(commands) -> argparse.ArgumentParser:
     _add_table_options(run)
     run.add_argument("--placeholder", nargs="+", default=[], help="strings that stand for hidden words in the texts (e.g. [REDACTED]), "
                      "beside <mask>, [MASK] and Presidio's <ENTITY_TYPE> tags")
-    run.add_argument("--reidentifiers", nargs="+", default=["bm25", ZERO_SHOT], choices=sorted([*REIDENTIFIERS, ZERO_SHOT]),
+    run.add_argument("--reidentifiers", nargs="+", default=["bm25", ZERO_SHOT], choices=CHOICES["reidentifier"],
                      help=f"the re-identification attacks (default: bm25 {ZERO_SHOT})")
     run.add_argument("--model", help="also attack with the re-identifier saved in this folder")
     run.add_argument("--no-infill", action="store_true", help="leave out the infilling attack")
-    run.add_argument("--level", default="L3P", choices=KNOWLEDGE_LEVELS, help="the infilling adversary's background (default L3P: other documents and every profile)")
+    run.add_argument("--level", default="L3P", choices=CHOICES["level"], help="the infilling adversary's background (default L3P: other documents and every profile)")
     run.add_argument("-o", "--output", required=True, help="folder for report_card.md, .csv and .png")
     return run
-
-# %% ../../nbs/61_cli.ipynb #8de23217
-def _attackers(dataset: PeopleDataset, names, model_dir) -> dict:
-    for name in names:
-        check_trainable(dataset, name)
-    attackers = {name: Deidentifier.fit(dataset, name).reidentifier for name in names}
-    if model_dir:
-        saved = Deidentifier.from_pretrained(model_dir)
-        if set(saved.reidentifier.candidate_ids) != set(dataset.candidate_ids):
-            raise DataError(f"{model_dir}: its candidate pool is not the people of the table")
-        attackers[f"saved:{Path(model_dir).name}"] = saved.reidentifier
-    return attackers
-
-# %% ../../nbs/61_cli.ipynb #5899d808
-def verified_certificates(path: str | Path, reidentifier) -> dict[str, bool]:
-    "{id: the record's certificate verifies on its text} for the records of `path` that carry one (empty: none do)."
-    records = [(where, r) for where, r in redaction_records(path) if isinstance(r.get("certificate"), dict)]
-    fingerprint, pool = (model_fingerprint(reidentifier), pool_fingerprint(reidentifier)) if records else (None, None)
-    checks = {r["id"]: verify_certificate(r["text"], _certificate(r, where), reidentifier, fingerprint=fingerprint, pool=pool) for where, r in records}
-    return {pid: check.ok for pid, check in checks.items()}
-
-def _certificate(record: dict, where: str) -> Certificate:
-    try:
-        return Certificate.from_dict(record["certificate"])
-    except (TypeError, ValueError) as error:
-        raise DataError(f"{where}: not a certificate ({error})") from None
 
 # %% ../../nbs/61_cli.ipynb #351a2e11
 def add_verify_command(commands) -> argparse.ArgumentParser:
@@ -262,58 +115,32 @@ def add_verify_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, help="the folder written by --save-model (Deidentifier.save_pretrained)")
     return run
 
-# %% ../../nbs/61_cli.ipynb #089b7058
-def run_verify(args: argparse.Namespace) -> int:
-    "Verify each record's certificate on its text; print the failures; 3 if any fails."
-    path = check_input(args.redactions, "redaction")
-    saved_settings(args.model)
-    records = redaction_records(path)
-    reidentifier = Deidentifier.from_pretrained(args.model).reidentifier
-    fingerprint, pool, failed = model_fingerprint(reidentifier), pool_fingerprint(reidentifier), 0
-    for where, record in records:
-        certificate = record.get("certificate")
-        check = (verify_certificate(str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint, pool=pool)
-                 if isinstance(certificate, dict) else CertificateCheck(str(record.get("id")), False, ["no certificate"]))
-        if not check.ok:
-            failed += 1
-            print(f"{where} ({record.get('id')}): {'; '.join(check.problems)}")
-    print(f"{len(records) - failed} of {len(records)} certificates verified against {args.model} ({path})")
-    return UNCERTIFIED if failed else 0
+# %% ../../nbs/61_cli.ipynb #b8c4a0e2
+def _json_object(text: str) -> dict:
+    "The JSON object `text` holds, else argparse's usage error saying what is wrong."
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error.msg}): {text}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"""must be a JSON object of run sizes such as '{{"n_search": 200}}', not {text}""")
+    return value
 
-# %% ../../nbs/61_cli.ipynb #e82ce620
-def write_card(card, output: Path, title: str) -> str:
-    "Write the card as report_card.md, .csv and .png into `output` (each atomically); returns the Markdown table."
-    output.mkdir(parents=True, exist_ok=True)
-    markdown = card_markdown(card)
-    with atomic_write(output / "report_card.md", encoding="utf-8") as f:
-        f.write(f"# {title}\n\n{markdown}\n")
-    with atomic_write(output / "report_card.csv", encoding="utf-8") as f:
-        card.to_csv(f, index=False)
-    with atomic_path(output / "report_card.png") as tmp:
-        card_figure(card, title).savefig(tmp, dpi=120, bbox_inches="tight", format="png")
-    return markdown
-
-# %% ../../nbs/61_cli.ipynb #398c4354
-def run_report(args: argparse.Namespace) -> int:
-    "Carry out parsed `report` arguments: every input checked, then the card printed and written as Markdown, CSV and PNG."
-    output = Path(args.output)
-    if output.exists() and not output.is_dir():
-        raise DataError(f"output folder {output}: is a file")
-    check_writable(output)
-    files = [check_input(p, "redaction") for p in args.redactions]
-    if args.model:
-        saved_settings(args.model)
-    people = _people(args.people, args)
-    dataset = PeopleDataset.from_people(Path(args.people).stem or "people", list(people))
-    read = {p.stem: read_redaction(p, people, args.placeholder) for p in files}
-    for name in args.reidentifiers:
-        check_trainable(dataset, name)
-    attackers = _attackers(dataset, args.reidentifiers, args.model)
-    retriever = None if args.no_infill else background_retriever(people, dense=DenseReranker("minilm"))
-    verified = {p.stem: verified_certificates(p, attackers[f"saved:{Path(args.model).name}"]) for p in files} if args.model else {}
-    card = report_card(read, people, attackers, retriever, args.level, certificates_verified={m: v for m, v in verified.items() if v})
-    print(write_card(card, output, f"Privacy report card: {', '.join(read)} on {args.people}"))
-    return 0
+# %% ../../nbs/61_cli.ipynb #f0a6d8c3
+def add_reproduce_command(commands) -> argparse.ArgumentParser:
+    run = commands.add_parser("reproduce", help="execute the experiment notebooks with papermill")
+    run.add_argument("--profile", choices=CHOICES["profile"], default="default", help="quick: smoke sizes; default: the results")
+    run.add_argument("--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)")
+    run.add_argument("--only", nargs="+", help="run only notebooks whose name contains one of these")
+    run.add_argument("--overrides", type=_json_object, default={}, metavar="JSON",
+                     help="""run sizes for every chosen notebook, e.g. '{"n_search": 200}' (each must declare them; the README is kept)""")
+    run.add_argument("--seed", type=int, help="every notebook's random seed (default: each notebook's own; the README is kept)")
+    run.add_argument("--force", action="store_true", help="rerun notebooks even if already done")
+    run.add_argument("--jobs", type=int, default=1, help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=1)")
+    run.add_argument("--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing")
+    run.add_argument("--nbs-dir", help="folder holding the notebooks (default: the checkout's nbs/)")
+    run.add_argument("--no-readme", action="store_true", help="do not rewrite the results pages or the README's headline")
+    return run
 
 # %% ../../nbs/61_cli.ipynb #d60c9e39
 def add_docs_command(commands) -> argparse.ArgumentParser:
@@ -323,16 +150,18 @@ def add_docs_command(commands) -> argparse.ArgumentParser:
     run.add_argument("--no-execute", action="store_true", help="render library chapters without running them")
     return run
 
-def run_docs(args: argparse.Namespace) -> int:
-    index = build_site(args.output, profile=args.profile, execute=not args.no_execute)
-    print(f"docs site: {index}")
-    return 0
-
 # %% ../../nbs/61_cli.ipynb #06837794
-COMMANDS = {"deidentify": (add_deidentify_command, run_deidentify), "redact": (add_redact_command, run_redact),
-            "report": (add_report_command, run_report), "verify": (add_verify_command, run_verify), "reproduce": (add_reproduce_command, run_reproduce),
-            "docs": (add_docs_command, run_docs)}
+COMMANDS = {  # sub-command: (adds its arguments, the `module:function` that runs it, imported only then)
+    "deidentify": (add_deidentify_command, "deid_nb.report.commands:run_deidentify"),
+    "redact": (add_redact_command, "deid_nb.report.commands:run_redact"),
+    "report": (add_report_command, "deid_nb.report.commands:run_report"),
+    "verify": (add_verify_command, "deid_nb.report.commands:run_verify"),
+    "reproduce": (add_reproduce_command, "deid_nb.reproduce:run_reproduce"),
+    "docs": (add_docs_command, "deid_nb.report.commands:run_docs"),
+}
+ON_DEVICE = "deid_nb.report.commands:run_on_device"  # runs a command with `--device` set, checked (and printed) first
 
+# %% ../../nbs/61_cli.ipynb #2f7e1b58
 def parser() -> argparse.ArgumentParser:
     "The `deid-nb` argument parser: `deidentify`, `redact`, `report`, `verify`, `reproduce` and `docs`; the exit codes in its epilog."
     top = argparse.ArgumentParser(prog="deid-nb", description="De-identify documents, attack redactions, reproduce the papers' tables.",
@@ -347,15 +176,15 @@ def parser() -> argparse.ArgumentParser:
         add(commands)
     return top
 
-# %% ../../nbs/61_cli.ipynb #f44b0606
-DEVICE_COMMANDS = ("deidentify", "redact", "report")  # the commands that load models print where they run
+# %% ../../nbs/61_cli.ipynb #9c5a3d71
+def command_function(name: str):
+    "The function a `module:function` name points to, its module imported now (parsing imports none of them)."
+    module, function = name.split(":")
+    return getattr(importlib.import_module(module), function)
 
-def run_on_device(args: argparse.Namespace, run) -> int:
-    "`run(args)` with `--device` as `$DEID_NB_DEVICE` for the run, checked first and printed by `DEVICE_COMMANDS`."
-    with device_setting(args.device):
-        summary = device_summary()  # a wrong or absent device: a one-line error before any work
-        if args.command in DEVICE_COMMANDS: print(summary)
-        return run(args)
+def run_command(args: argparse.Namespace) -> int:
+    "Run the parsed sub-command (its module imported only now) on the device `--device` names."
+    return command_function(ON_DEVICE)(args, command_function(COMMANDS[args.command][1]))
 
 # %% ../../nbs/61_cli.ipynb #c857ea15
 def main(argv: list[str] | None = None) -> int:
@@ -363,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     enable_console_logging()
     try:
-        return run_on_device(args, COMMANDS[args.command][1])
+        return run_command(args)
     except USER_ERRORS as error:
         if args.debug:
             raise
