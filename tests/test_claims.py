@@ -510,3 +510,14 @@ def test_scale_every_certificate_on_a_shortlist_verified_and_none_reidentified()
     t = csv("scale").dropna(subset=["deid_shortlist_certified"])
     assert len(t) and (t.deid_shortlist_verified == t.deid_shortlist_certified).all()
     assert (t.deid_shortlist_reidentified == 0).all() and (t.deid_shortlist_certified == t.deid_shortlist_docs).all()
+
+
+# ---------------------------------------------------------------- 14: the paper's recipe (nn_recipe)
+def test_registry_nn_recipe_falls_short_of_the_paper_and_is_no_better_than_nn_uniform():
+    "14: 'it does not reach the paper's numbers and is no better than `nn_uniform`: about as good after named-entity masking, worse after lexical masking'"
+    t = csv("levers_recipe_sweep")
+    final = t[t.after_epoch == t.epochs].set_index("variant")
+    recipe, uniform = final.loc["ca1_f0_d3072_e3"], final.loc["nn_uniform"]
+    assert recipe.test_named_entity < 79.7 and recipe.test_lexical < 31.9
+    assert abs(recipe.val_named_entity - uniform.val_named_entity) <= 3 and abs(recipe.test_named_entity - uniform.test_named_entity) <= 3
+    assert recipe.val_lexical < uniform.val_lexical and recipe.test_lexical < uniform.test_lexical
