@@ -152,13 +152,13 @@ def coordinate_ascent(sweep) -> str:
             f"{off.val_named_entity:.1f}%, lexical {on.val_lexical:.1f}% vs {off.val_lexical:.1f}%.")
 
 
-def why_short(sweep) -> list[str]:
+def why_short(sweep, dataset_name: str) -> list[str]:
     "The reasons the goal is out of reach, with the costs read off the sweep and the hybrid's test top-1 off the levers table."
     runs = sweep[sweep.variant == RECIPE].set_index("after_epoch").train_cpu_seconds
     f_epoch, g_epoch = runs.loc[1], runs.loc[2] - 2 * runs.loc[1]  # epoch 1: a document pass; epoch 2: a profile pass and a document pass
-    levers = Path(__file__).resolve().parents[1] / "figures" / "nn_deid" / "reidentifier_levers_wikibio_2000.csv"
+    levers = Path(__file__).resolve().parents[1] / "figures" / "nn_deid" / f"reidentifier_levers_{dataset_name}.csv"
     hybrid = pd.read_csv(levers).set_index("model").loc["nn_uniform_bm25", "named entity"] if levers.exists() else float("nan")
-    return ["", "## Why the goal is out of reach here", "",
+    return ["", "**Why the goal is out of reach here**", "",
             f"- **Compute.** One pass of f with every layer trained costs about {f_epoch:.0f} CPU s on these cores, a pass of g "
             f"(with F and G recomputed) about {g_epoch:.0f}: 2,400 CPU s buy about {2400 / f_epoch:.0f} document passes, and "
             "validation top-1 after named-entity masking moves a few points per pass. The paper trained 60 epochs on GPUs.",
@@ -167,15 +167,14 @@ def why_short(sweep) -> list[str]:
             "- **Coordinate ascent** trains g to find the *unmasked* training documents, so G plausibly leans on the words a "
             "document shares with its profile, which lexical masking removes." + coordinate_ascent(sweep),
             f"- **What does reach it at this scale**: exact matching. The hybrid `nn_uniform_bm25` (not in the paper) re-identifies "
-            f"{hybrid:.1f}% of test documents after named-entity masking (`figures/nn_deid/reidentifier_levers_wikibio_2000.csv`)."]
+            f"{hybrid:.1f}% of test documents after named-entity masking (`figures/nn_deid/reidentifier_levers_{dataset_name}.csv`)."]
 
 
 def summary(sweep, dataset_name: str) -> str:
     "The markdown beside the CSV: how it was measured, the table, and the best validation row read off it."
     best = sweep.loc[sweep.val_named_entity.idxmax()]
     tested = sweep.dropna(subset=["test_named_entity"])
-    lines = [f"# The paper's recipe, measured ({dataset_name})", "",
-             "Written by `benchmarks/recipe_sweep.py --table` from the rows the sweep appended. Each run trains from scratch on "
+    lines = ["Written by `benchmarks/recipe_sweep.py --table` from the rows the sweep appended. Each run trains from scratch on "
              "the training split; after every epoch the 200 validation documents, cut to 128 MiniLM tokens as Table 1 cuts its "
              "test documents, are scored unmasked and after named-entity and lexical masking against every profile (top-1 %). "
              "Runs with the same `epochs` share one learning-rate schedule (linear warm-up, linear decay to 0 at the last "
@@ -198,7 +197,7 @@ def summary(sweep, dataset_name: str) -> str:
                   f"{PAPER['lexical']}%. The paper's recipe (`{RECIPE}`) against `{BASELINE}`: validation named entity "
                   f"{recipe.val_named_entity:.1f}% vs {base.val_named_entity:.1f}%, lexical {recipe.val_lexical:.1f}% vs "
                   f"{base.val_lexical:.1f}%, for {recipe.train_cpu_seconds:.0f} vs {base.train_cpu_seconds:.0f} CPU s."]
-        lines += why_short(sweep)
+        lines += why_short(sweep, dataset_name)
     return "\n".join(lines) + "\n"
 
 

@@ -61,6 +61,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         ("search_example_certificates", "The example's certificates", "The certificate of each K for the example document.", True),
         ("reidentifier_levers", "Measurement: the re-identifier's levers", "Top-1 accuracy of each registry re-identifier under each masking condition, on the full test documents (Table 1 cuts them to 128 tokens, so its numbers differ).", True),
         ("reidentifier_levers_conditions", "Measurement: the levers by condition", "The same, per masking condition.", True),
+        ("levers_recipe_sweep", "Measurement: the paper's training recipe, swept", "Validation top-1 after named-entity and lexical masking per epoch of each training variant (`benchmarks/recipe_sweep.py`), test top-1 of the finished runs, and CPU seconds.", True),
         ("lexical_channel_grid", "Measurement: the hybrid's lexical channel", "Validation top-1 over the lexical weight grid and term sets.", True),
         ("adversary_comparison", "Measurement: NN DeID against different adversaries", "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each re-identifier (approximate search on the full test documents, % masked as a corpus average; Appendix B and Table 2 cut documents to 128 tokens and average per document, so they show more masked).", True),
         ("search_speed", "Measurement: search speed", "Documents per minute and model calls of each search, and their masks.", True),

@@ -515,7 +515,7 @@ def test_scale_every_certificate_on_a_shortlist_verified_and_none_reidentified()
 # ---------------------------------------------------------------- 14: the paper's recipe (nn_recipe)
 def test_registry_nn_recipe_falls_short_of_the_paper_and_is_no_better_than_nn_uniform():
     "14: 'it does not reach the paper's numbers and is no better than `nn_uniform`: about as good after named-entity masking, worse after lexical masking'"
-    t = csv("levers_recipe_sweep")
+    t = csv("levers_recipe_sweep_wikibio_2000")
     final = t[t.after_epoch == t.epochs].set_index("variant")
     recipe, uniform = final.loc["ca1_f0_d3072_e3"], final.loc["nn_uniform"]
     assert recipe.test_named_entity < 79.7 and recipe.test_lexical < 31.9

@@ -59,7 +59,7 @@ REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     "nn_unfrozen_bm25": HybridSpec("nn_unfrozen plus the standardised BM25 channel, terms and weight fitted on validation documents "
                                    "(not in the paper; the default)", neural="nn_unfrozen"),
     "nn_recipe": NeuralSpec("the paper's recipe on MiniLM: all layers and embeddings trained, 3,072-d projection, coordinate ascent "
-                            "(g trained in epoch 1, G recomputed), uniform prior, 3 epochs, linear decay (figures/nn_deid/levers_recipe_sweep.md)",
+                            "(g trained in epoch 1, G recomputed), uniform prior, 3 epochs, linear decay (figures/nn_deid/levers_recipe_sweep_*)",
                             BiEncoderConfig(), TrainingConfig(epochs=3, frozen_layers=0, freeze_embeddings=False, profile_epochs=(1,))),
     "bm25": None,  # BM25Reidentifier (k1 = 4.5, b = 0.9)
 }
