@@ -152,6 +152,12 @@ def coordinate_ascent(sweep) -> str:
             f"{off.val_named_entity:.1f}%, lexical {on.val_lexical:.1f}% vs {off.val_lexical:.1f}%.")
 
 
+def first_epoch(sweep, variant: str) -> float:
+    "CPU seconds of `variant`'s first epoch (NaN when it has not run)."
+    rows = sweep[(sweep.variant == variant) & (sweep.after_epoch == 1)].train_cpu_seconds
+    return float(rows.iloc[0]) if len(rows) else float("nan")
+
+
 def why_short(sweep, dataset_name: str) -> list[str]:
     "The reasons the goal is out of reach, with the costs read off the sweep and the hybrid's test top-1 off the levers table."
     runs = sweep[sweep.variant == RECIPE].set_index("after_epoch").train_cpu_seconds
@@ -161,7 +167,9 @@ def why_short(sweep, dataset_name: str) -> list[str]:
     return ["", "**Why the goal is out of reach here**", "",
             f"- **Compute.** One pass of f with every layer trained costs about {f_epoch:.0f} CPU s on these cores, a pass of g "
             f"(with F and G recomputed) about {g_epoch:.0f}: 2,400 CPU s buy about {2400 / f_epoch:.0f} document passes, and "
-            "validation top-1 after named-entity masking moves a few points per pass. The paper trained 60 epochs on GPUs.",
+            "validation top-1 after named-entity masking moves a few points per pass. The paper trained 60 epochs on GPUs. "
+            "CPU time itself grows with the machine's load: the identical first epoch of the recipe and of the run without "
+            f"coordinate ascent took {runs.loc[1]:.0f} and {first_epoch(sweep, NO_ASCENT):.0f} CPU s.",
             "- **Data.** 1,600 training documents (the paper: 582,659): f sees a few thousand masked documents, not tens of "
             "millions, so it learns few of the quasi-identifiers (dates, occupations, places) that survive masking.",
             "- **Coordinate ascent** trains g to find the *unmasked* training documents, so G plausibly leans on the words a "
@@ -181,8 +189,9 @@ def summary(sweep, dataset_name: str) -> str:
              "epoch), so their rows compare epoch by epoch; an `after_epoch` short of `epochs` is not a shorter run. "
              "`train_cpu_seconds`: the process's CPU time (both threads) spent training up to that epoch, scoring excluded; "
              "`train_wall_seconds_niced`: wall time under `nice -n 19` on 2 cores shared with other jobs (load 4–12), "
-             "so it says little about an unshared machine. Test columns only on rows scored on the test documents.", "",
-             markdown_table(sweep.drop(columns=["document_encoder", "masking_prior", "batch_size"])), "",
+             "so it says little about an unshared machine. `profile_epochs`: the (0-based) epochs that begin with a pass of g "
+             "(coordinate ascent); `dot_product` False: cosine × a learned scale. Test columns only on rows scored on the test documents.", "",
+             markdown_table(sweep.drop(columns=["document_encoder", "masking_prior", "batch_size", "learning_rate"])), "",
              f"Best validation top-1 after named-entity masking: `{best.variant}` after epoch {best.after_epoch}: "
              f"{best.val_named_entity:.1f}% named entity, {best.val_lexical:.1f}% lexical ({best.train_cpu_seconds:.0f} CPU s)."]
     for row in tested.itertuples():
