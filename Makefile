@@ -1,7 +1,7 @@
 # Two commands do all set-up on a fresh machine:
 #   make reproduce   regenerate every table and figure (papermill, default profile)
 #   make test        nbdev_test over the notebooks (quick parameters) + pytest tests/
-#   make docs        the docs site in _site/ (after make reproduce, so experiments show their results)
+#   make docs        the docs site in _site/, running nothing (experiments show the committed tables and figures)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -46,8 +46,10 @@ test: install
 reproduce: install
 	$(BIN)/deid-nb reproduce --profile $(PROFILE) --jobs $(JOBS)
 
-# The docs site in _site/: every notebook as a page, experiments as executed by the last `make reproduce`,
-# library chapters executed now (nbconvert; `nbdev_docs` with nbs/_quarto.yml where a quarto binary is installed).
+# The docs site in _site/, running nothing (nbconvert; `nbdev_docs` with nbs/_quarto.yml where a quarto binary is installed):
+# library chapters with the outputs stored in them (`deid-nb docs --store-outputs` refreshes them, slow cells skipped),
+# experiments as executed by the last `make reproduce`, or, without runs/, with the tables and figures committed in figures/;
+# a search box, an API reference, math by the MathJax of the [docs] extra; nothing loaded from another site.
 docs: install
 	$(BIN)/deid-nb docs -o _site
 

@@ -144,10 +144,12 @@ def add_reproduce_command(commands) -> argparse.ArgumentParser:
 
 # %% ../../nbs/61_cli.ipynb #d60c9e39
 def add_docs_command(commands) -> argparse.ArgumentParser:
-    run = commands.add_parser("docs", help="build the docs site: every notebook as a web page (README as the home page)")
+    run = commands.add_parser("docs", help="build the docs site: every notebook as a web page (README as the home page), run nothing")
     run.add_argument("-o", "--output", default="_site", help="the site's folder (default: _site)")
     run.add_argument("--profile", default="default", help="render experiment notebooks as executed by this profile's run")
-    run.add_argument("--no-execute", action="store_true", help="render library chapters without running them")
+    run.add_argument("--execute", action="store_true", help="run the library chapters now (slow cells skipped) instead of showing their stored outputs")
+    run.add_argument("--store-outputs", action="store_true", help="first run the library chapters (slow cells skipped) and store their outputs in nbs/")
+    run.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (names without .ipynb): their pages, their stored outputs")
     return run
 
 # %% ../../nbs/61_cli.ipynb #06837794

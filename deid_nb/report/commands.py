@@ -16,7 +16,7 @@ from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger
 from ..encoders import device_setting, device_summary
 from ..people import DataError, PeopleDataset, people_from_table
 from ..baselines import IDF_BASELINES, dataset_idf, redact_people
-from ..site import build_site
+from ..site import build_site, store_chapter_outputs
 from ..infill.retrieval import DenseReranker
 from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, pool_fingerprint, verify_certificate
 from ..nn_deid.operators import Operator, release_text, released_spans
@@ -243,7 +243,9 @@ def run_report(args: argparse.Namespace) -> int:
 
 # %% ../../nbs/61a_commands.ipynb #6a0d3e57
 def run_docs(args: argparse.Namespace) -> int:
-    index = build_site(args.output, profile=args.profile, execute=not args.no_execute)
+    stored = store_chapter_outputs(only=args.only) if args.store_outputs else []
+    print("".join(f"outputs stored: {path.name}\n" for path in stored), end="")
+    index = build_site(args.output, profile=args.profile, execute=args.execute, only=args.only)
     print(f"docs site: {index}")
     return 0
 
