@@ -23,7 +23,7 @@ logger = get_logger("deid_nb.pages")
 # %% auto #0
 __all__ = ['logger', 'DIRECTIVE', 'HIDDEN', 'SAVERS', 'FOLD_ROWS', 'RESULTS_NOTE', 'NO_RESULTS_NOTE', 'directives',
            'without_directives', 'runs_for_docs', 'shown_output', 'page_cell', 'page_cells', 'portable_text',
-           'portable_output', 'execute_chapter', 'store_outputs', 'saved_files', 'committed_markdown',
+           'coalesced', 'portable_output', 'execute_chapter', 'store_outputs', 'saved_files', 'committed_markdown',
            'with_committed_results']
 
 # %% ../nbs/09a_pages.ipynb #9a000007
@@ -75,11 +75,23 @@ def page_cells(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 # %% ../nbs/09a_pages.ipynb #9a00000d
 def portable_text(text: str, roots: dict[str, str] | None = None) -> str:
-    "`text` with each path of `roots` ({path: label}) written as its label, temporary folders as `<tmp>`, memory addresses dropped."
+    "`text` with each path of `roots` ({path: label}) as its label, temporary folders as `<tmp>`, timings (`1.6 s`) as `<time>`, no addresses."
     for path, label in sorted((roots or {}).items(), key=lambda item: -len(item[0])):
         text = text.replace(path, label)
     text = re.sub(re.escape(tempfile.gettempdir()) + r"/[\w.-]+", "<tmp>", text)
+    text = re.sub(r"\b\d+\.\d+ ?m?s\b", "<time>", text)
     return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
+
+def coalesced(outputs: list) -> list:
+    "Consecutive stream outputs of one name joined, so a run stores the same outputs however its prints were flushed."
+    joined = []
+    for output in outputs:
+        last = joined[-1] if joined else {}
+        if output.get("output_type") == "stream" and last.get("output_type") == "stream" and last.get("name") == output.get("name"):
+            joined[-1] = {**last, "text": "".join(last["text"]) + "".join(output["text"])}
+        else:
+            joined.append(output)
+    return joined
 
 def portable_output(output, roots: dict[str, str] | None = None):
     "A copy of a notebook output with `portable_text` applied to its text (stored as lines, as Jupyter does), and no execution count."
@@ -120,7 +132,8 @@ def store_outputs(notebook: Path, executed: nbformat.NotebookNode, roots: dict[s
     raw = json.loads(Path(notebook).read_text(encoding="utf-8"))
     before = copy.deepcopy(raw)
     for cell in (c for c in raw["cells"] if c["cell_type"] == "code"):
-        cell["outputs"] = [portable_output(o, roots) for o in shown[cell["id"]].outputs] if cell["id"] in shown else []
+        outputs = coalesced(shown[cell["id"]].outputs) if cell["id"] in shown else []
+        cell["outputs"] = [json.loads(json.dumps(portable_output(o, roots), sort_keys=True)) for o in outputs]  # keys as Jupyter writes them
         cell["execution_count"] = None
     if raw != before:  # unchanged notebooks are not rewritten; keys keep their order
         with atomic_write(notebook, encoding="utf-8") as f:

@@ -114,7 +114,7 @@ def test_offline(site):
         assert 'src="../../_static/mathjax/MathJax.js' in (site / "figures" / "nn_deid" / "README.html").read_text(encoding="utf-8")
 
 
-_MACHINE = re.compile(r"/(?:work|home|root|tmp|Users)/|[A-Z]:\\\\|Wall time|CPU times| at 0x[0-9a-f]+")
+_MACHINE = re.compile(r"/(?:work|home|root|tmp|Users)/|[A-Z]:\\\\|Wall time|CPU times| at 0x[0-9a-f]+|\b\d+\.\d+ ?m?s\b")
 
 
 @pytest.mark.parametrize("notebook", sorted((ROOT / "nbs").glob("*.ipynb")), ids=lambda p: p.stem)
