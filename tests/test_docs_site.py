@@ -129,3 +129,25 @@ def test_stored_outputs_are_small_and_portable(notebook):
         text = json.dumps({k: v for k, v in output.get("data", {}).items() if k.startswith("text/")}) + json.dumps(output.get("text", ""))
         assert not _MACHINE.search(text), (notebook.name, _MACHINE.search(text).group(0))
         assert output.get("execution_count") is None
+
+
+def _shared_data_text() -> str:
+    "Every document of the shared data directory, lower-cased, in one string (empty without `$DEID_NB_DATA`)."
+    root = Path(os.environ.get("DEID_NB_DATA", "/nonexistent"))
+    files = [root / "wiki_annotated" / "wiki_test.json", root / "wikibio_full_sample" / "wikibio-2000.jsonl",
+             root / "wikibio_mini" / "wikibio-mini.csv", *sorted((root / "wikibio_raw_sample").glob("*/*"))]
+    return "\n".join(f.read_text(encoding="utf-8", errors="ignore").lower() for f in files if f.is_file())
+
+
+def test_stored_outputs_quote_no_shared_data():
+    "The data is never copied into the project: no stored output holds a 25-character stretch of a dataset's text."
+    data = _shared_data_text()
+    if not data:
+        pytest.skip("DEID_NB_DATA with the shared data is not set")
+    for notebook in sorted((ROOT / "nbs").glob("*.ipynb")):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                shown = output.get("text", "") + "".join(str(v) for k, v in output.get("data", {}).items() if k.startswith("text/"))
+                pieces = [p.strip() for p in re.split(r"[\n\"'|,()\[\]{}<>]", shown.lower()) if len(p.strip()) >= 25]
+                quoted = [p for p in pieces if p in data]
+                assert not quoted, f"{notebook.name}: a stored output quotes the shared data: {quoted[0][:60]!r}"
