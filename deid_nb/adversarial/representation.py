@@ -377,7 +377,8 @@ def _adversary_accuracy(adversary: PairAdversaries, representation, data: PairDa
 # %% ../../nbs/54_adversarial.ipynb #a3abf895
 def retrain_adversary(representation: NoisyRepresentation | None, # frozen; None = the raw embeddings (control)
                       train: PairData, test: PairData, epochs: int = 10, # K epochs of a fresh adversary
-                      hidden: int = 64, learning_rate: float = 0.01, batch_size: int = 32, seed: int = 0, device: str | None = None) -> dict:
+                      hidden: int = 64, learning_rate: float = 0.01, batch_size: int = 32, seed: int = 0, device: str | None = None,
+                      evaluate_last: int | None = None) -> dict: # measure only after the last epochs (None: all; the rest are None)
     "Held-out accuracy of a fresh pair adversary after each of `epochs` epochs on the frozen representation."
     torch.manual_seed(seed)
     embedding_dim = train.encoded[0][0].shape[1]
@@ -385,14 +386,15 @@ def retrain_adversary(representation: NoisyRepresentation | None, # frozen; None
     adversary, rng = PairAdversaries(embedding_dim, dim, hidden).to(resolve_device(device)), np.random.RandomState(seed)
     optimiser, accuracies = torch.optim.NAdam(adversary.parameters(), lr=learning_rate), []
     if representation is not None: representation.to(module_device(adversary)).eval()
-    for _ in range(epochs):
+    measured = range(epochs - (evaluate_last or epochs), epochs)
+    for epoch in range(epochs):
         adversary.train()
         for pairs in pair_batches(train.encoded, train.sampler, batch_size, rng, device=module_device(adversary)):
             if pairs.paired.any():
                 loss = F.binary_cross_entropy_with_logits(adversary(*_pair_views(representation, pairs)), pairs.same[pairs.paired])
                 optimiser.zero_grad(); loss.backward(); optimiser.step()
-        adversary.eval()
-        correct, total = _adversary_accuracy(adversary, representation, test, seed)
-        accuracies.append(correct / total)
+        if epoch in measured:  # on a forked generator: the training is the same whichever epochs are measured
+            with torch.random.fork_rng(devices=[]): correct, total = _adversary_accuracy(adversary.eval(), representation, test, seed)
+        accuracies.append(correct / total if epoch in measured else None)
     low, high = wilson_interval(correct, total)
     return {"accuracy": accuracies[-1], "ci_low": low, "ci_high": high, "pairs": total, "epochs": epochs, "per_epoch": accuracies}
