@@ -90,9 +90,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         ("adversarial_table2", "Table 2 — the de-identification tagger", "Token-level F1 of the BiLSTM-CRF tagger with each representation.", False),
         ("adversarial_fig4", "Figure 4 — pseudonymisation: F1 against N", "The tagger's F1 when each PII token is replaced by one of its N nearest neighbours, and how many tokens change.", False),
         ("adversarial_fig4_neighbours", "Figure 4's leaked neighbours", "How many of a PII word's 100 nearest neighbours contain the word, and how many words share a spaCy vector.", True),
-        ("adversarial_fig5", "Figure 5 — adversarial training", "Tagger F1 and the adversary's accuracy over training.", False),
-        ("adversarial_fig5_f1", "Figure 5: tagger F1", "Silver test F1 of the tagger reading each trained representation, and the epochs each phase ran.", True),
-        ("adversarial_fig5_adversary", "Figure 5: the retrained adversary", "Held-out accuracy (95% CI) of a fresh adversary trained on each frozen representation, with the two controls.", True)],
+        ("adversarial_fig5", "Figure 5 — adversarial training", "The retrained adversary's accuracy: every arm at N = 100, λ = 1 with each seed, and the λ and N sweeps where run.", False),
+        ("adversarial_fig5_f1", "Figure 5: tagger F1", "Silver test F1 of the tagger reading each trained representation, mean and spread over seeds.", True),
+        ("adversarial_fig5_adversary", "Figure 5: the retrained adversary", "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of 50 epochs; mean, sd and range over seeds), with the two controls.", True)],
     "report": [
         ("report_card", "Every redaction against every attack", "% masked, ensemble re-identification (95% CI), spans restored by infilling and re-identification after it, certificates met.", False)],
 }

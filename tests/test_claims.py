@@ -400,16 +400,38 @@ def test_fig4_neighbours_leakage_low_and_spacy_vectors_shared():
 
 
 def test_fig5_papers_result_not_reproduced_over_five_seeds():
-    "57: 'over five seeds, a fresh adversary retrained for 50 epochs on the frozen three-part representation (N = 100, λ = 1) ends far above chance in every seed, where the paper's stayed at chance, and on average no lower than on the same representations before their adversarial phases.'"
+    "57: 'over five seeds, a fresh adversary retrained for 50 epochs on the frozen three-part representation (N = 100, λ = 1) ends far above chance in every seed, where the paper's stayed at chance, and within one standard deviation of where it ends on the same representations before their adversarial phases.'"
     t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"])
     three = t.loc[("three_part: trained representation", 100, 1.0)]
     before = t.loc[("three_part: before adversarial training (control)", 100, 1.0)]
     assert t.loc[("raw embeddings (control)", 100, 1.0), "adversary accuracy %"] >= 90  # the adversary can learn the task
     assert three["seeds"] >= 5 and before["seeds"] >= 5 and three["tail epochs"] == 10 and three["epochs run"] == 50
     assert three["paper %"] == 50 and three["min"] > 60  # every seed far above the paper's chance
-    assert three["adversary accuracy %"] >= before["adversary accuracy %"]
+    assert abs(three["adversary accuracy %"] - before["adversary accuracy %"]) < min(three["sd across seeds"], before["sd across seeds"])
     seeds = csv("adversarial_fig5_seeds_full_wikibio_2000")
     assert (seeds[seeds.representation == "three_part: trained representation"].query("N == 100 and λ == 1.0")["adversary accuracy %"] > 60).sum() >= 5
+
+
+def test_fig5_dann_holds_the_adversary_about_where_three_part_training_does():
+    "57: 'DANN's representation, which the paper found leaky (> 80%), holds it at about the same level as three-part training.'"
+    t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"])
+    three, dann = t.loc[("three_part: trained representation", 100, 1.0)], t.loc[("dann: trained representation", 100, 1.0)]
+    assert dann["seeds"] >= 5 and dann["paper %"] == 80
+    assert abs(dann["adversary accuracy %"] - three["adversary accuracy %"]) < min(three["sd across seeds"], dann["sd across seeds"])
+
+
+def test_fig5_sweep_lambda_brings_the_adversary_closer_to_chance_in_its_one_seed():
+    "57: 'In that one seed, λ = 3 and λ = 10 bring the retrained adversary closer to chance than any of the five seeds at λ = 1 and below every seed of the control before the adversarial phases …, at a silver F1 less than two points below λ = 1's … N = 10 brings it near chance as well …, while N = 500 and 1000 leave it above 70%, as N = 100 does on average.'"
+    t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"])
+    trained, before = t.loc["three_part: trained representation"], t.loc[("three_part: before adversarial training (control)", 100, 1.0)]
+    f1 = csv("adversarial_fig5_f1_full_wikibio_2000").query("method == 'three_part'").set_index(["N", "λ"])["silver test F1 %"]
+    for weight in (3.0, 10.0):
+        assert trained.loc[(100, weight), "seeds"] == 1
+        assert trained.loc[(100, weight), "adversary accuracy %"] < min(trained.loc[(100, 1.0), "min"], before["min"])
+        assert f1[(100, 1.0)] - f1[(100, weight)] < 2
+    assert trained.loc[(10, 1.0), "adversary accuracy %"] < 60
+    assert trained.loc[(100, 1.0), "adversary accuracy %"] > 70
+    assert all(trained.loc[(n, 1.0), "adversary accuracy %"] > 70 for n in (500, 1000))
 
 
 def test_fig5_default_run_is_one_seed_of_the_full_run():
