@@ -92,7 +92,12 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         ("adversarial_fig4_neighbours", "Figure 4's leaked neighbours", "How many of a PII word's 100 nearest neighbours contain the word, and how many words share a spaCy vector.", True),
         ("adversarial_fig5", "Figure 5 — adversarial training", "The retrained adversary's accuracy: every arm at N = 100, λ = 1 with each seed, and the λ and N sweeps where run.", False),
         ("adversarial_fig5_f1", "Figure 5: tagger F1", "Silver test F1 of the tagger reading each trained representation, mean and spread over seeds.", True),
-        ("adversarial_fig5_adversary", "Figure 5: the retrained adversary", "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of 50 epochs; mean, sd and range over seeds), with the two controls.", True)],
+        ("adversarial_fig5_adversary", "Figure 5: the retrained adversary", "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of 50 epochs; mean, sd and range over seeds), with the two controls.", True),
+        ("adversarial_fig5_seeds", "Figure 5: the retrained adversary, seed by seed", "One row per seed and arm: the mean of the last 10 epochs, the last epoch, the tagger's F1, the epochs each phase ran and the validation accuracy of the adversary P2 trained.", True),
+        ("adversarial_fig5_full", "Figure 5, full size — five seeds and the λ and N sweep", "The paper's protocol: each arm's mean over five seeds ± sd (the sweep: seeds as run), beside the paper's numbers.", False),
+        ("adversarial_fig5_adversary_full", "Figure 5, full size: the retrained adversary", "Mean of the last 10 of 50 epochs, mean, sd and range over seeds, for every arm and sweep point, the paper's number beside it.", True),
+        ("adversarial_fig5_f1_full", "Figure 5, full size: tagger F1", "Silver test F1 of the tagger reading each trained representation, over seeds.", True),
+        ("adversarial_fig5_seeds_full", "Figure 5, full size: seed by seed", "One row per seed, arm and sweep point.", True)],
     "report": [
         ("report_card", "Every redaction against every attack", "% masked, ensemble re-identification (95% CI), spans restored by infilling and re-identification after it, certificates met.", False)],
 }
