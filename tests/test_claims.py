@@ -420,18 +420,14 @@ def test_fig5_dann_holds_the_adversary_about_where_three_part_training_does():
     assert abs(dann["adversary accuracy %"] - three["adversary accuracy %"]) < min(three["sd across seeds"], dann["sd across seeds"])
 
 
-def test_fig5_sweep_lambda_brings_the_adversary_closer_to_chance_in_its_one_seed():
-    "57: 'In that one seed, λ = 3 and λ = 10 bring the retrained adversary closer to chance than any of the five seeds at λ = 1 and below every seed of the control before the adversarial phases …, at a silver F1 less than two points below λ = 1's … N = 10 brings it near chance as well …, while N = 500 and 1000 leave it above 70%, as N = 100 does on average.'"
-    t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"])
-    trained, before = t.loc["three_part: trained representation"], t.loc[("three_part: before adversarial training (control)", 100, 1.0)]
-    f1 = csv("adversarial_fig5_f1_full_wikibio_2000").query("method == 'three_part'").set_index(["N", "λ"])["silver test F1 %"]
-    for weight in (3.0, 10.0):
-        assert trained.loc[(100, weight), "seeds"] == 1
-        assert trained.loc[(100, weight), "adversary accuracy %"] < min(trained.loc[(100, 1.0), "min"], before["min"])
-        assert f1[(100, 1.0)] - f1[(100, weight)] < 2
-    assert trained.loc[(10, 1.0), "adversary accuracy %"] < 60
-    assert trained.loc[(100, 1.0), "adversary accuracy %"] > 70
-    assert all(trained.loc[(n, 1.0), "adversary accuracy %"] > 70 for n in (500, 1000))
+def test_fig5_sweep_holds_the_adversary_near_chance_at_no_point():
+    "57: 'In those two seeds no sweep point holds the retrained adversary near chance: at every λ and N at least one seed ends above 60%, and the two seeds at λ = 10 lie further apart than any two of the five at λ = 1 … N = 500 and 1000 leave it above 70%, as N = 100 does on average.'"
+    t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"]).loc["three_part: trained representation"]
+    sweep = t.drop(index=(100, 1.0))
+    assert set(sweep.index) == {(10, 1.0), (500, 1.0), (1000, 1.0), (100, 3.0), (100, 10.0)} and (sweep["seeds"] == 2).all()
+    assert (sweep["max"] > 60).all()
+    assert t.loc[(100, 10.0), "max"] - t.loc[(100, 10.0), "min"] > t.loc[(100, 1.0), "max"] - t.loc[(100, 1.0), "min"]
+    assert t.loc[(100, 1.0), "adversary accuracy %"] > 70 and all(t.loc[(n, 1.0), "adversary accuracy %"] > 70 for n in (500, 1000))
 
 
 def test_fig5_default_run_is_one_seed_of_the_full_run():
