@@ -31,7 +31,7 @@ def _one_line(error: BaseException) -> str:
 
 # %% ../../nbs/61_cli.ipynb #a9d1f3e6
 CHOICES = {  # option: the names it accepts (each the library's; checked in 61a_commands)
-    "reidentifier": ("bm25", "minilm_zero_shot", "nn_compact", "nn_idf", "nn_unfrozen", "nn_unfrozen_bm25", "nn_uniform", "nn_uniform_bm25"),
+    "reidentifier": ("bm25", "minilm_zero_shot", "nn_compact", "nn_idf", "nn_recipe", "nn_unfrozen", "nn_unfrozen_bm25", "nn_uniform", "nn_uniform_bm25"),
     "search": ("approximate", "greedy"),  # deid_nb.nn_deid.deidentify.SEARCHES
     "long_documents": ("windows", "mask_tail", "truncate"),  # deid_nb.nn_deid.deidentify.LONG_DOCUMENT_POLICIES
     "operator": ("replace", "redact", "hash", "pseudonym"),  # deid_nb.nn_deid.operators.OPERATORS
