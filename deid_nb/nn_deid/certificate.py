@@ -149,7 +149,8 @@ def certify(text: str, person_id: str, reidentifier: Reidentifier, k: int,
             fingerprint: str | None = None, candidates: Sequence[str] | None = None, pool: str | None = None,
             **measured) -> Certificate: # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
     "The certificate for one released `text`: its rank, and the k best candidates scoring at least as high as the person as witnesses."
-    return certify_many([text], [person_id], reidentifier, k, None if scores is None else [scores], candidates, fingerprint, pool, [measured])[0]
+    rows = None if scores is None else [scores]
+    return certify_many([text], [person_id], reidentifier, k, rows, candidates, fingerprint, pool, [measured])[0]
 
 # %% ../../nbs/15b_certificate.ipynb #3adbb719
 @dataclass

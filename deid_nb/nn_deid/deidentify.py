@@ -318,7 +318,8 @@ def _deidentify_all(documents, true_ids, reidentifier, k, fingerprints, *, searc
                 rechecked[owner[w]].add(w - owner.index(owner[w]))
                 masked[w] = t.masked_text_at_k(goal)
                 calls[owner[w]] += release is not None
-    measured, searches = zip(*[_measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i]) for i in range(len(documents))])
+    measured, searches = zip(*[_measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i])
+                               for i in range(len(documents))])
     certificates = certify_many(released, true_ids, reidentifier, k, [rows[i] for i in range(len(documents))],
                                 None if pool is reidentifier else pool.candidate_ids, *fingerprints, measured)
     results = [Deidentified(*args, split[i][1], joined[i]) for i, args in enumerate(zip(released, certificates, searches))]

@@ -110,7 +110,8 @@ def score_columns(self: NeuralReidentifier, documents: Sequence[str], columns: S
     if self.index is not None:
         return self.index.scores_of(queries.float().cpu().numpy(), columns)
     with torch.inference_mode():
-        return (queries @ self.profile_embeddings[torch.as_tensor(columns, device=self.profile_embeddings.device)].T).float().cpu().numpy()
+        chosen = self.profile_embeddings[torch.as_tensor(columns, device=self.profile_embeddings.device)]
+        return (queries @ chosen.T).float().cpu().numpy()
 
 @patch
 def shortlist(self: NeuralReidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
