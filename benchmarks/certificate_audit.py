@@ -8,6 +8,7 @@ released `text` alone, afresh, with the same model, and verify each certificate 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/certificate_audit.py \
         --reidentifiers bm25 minilm_zero_shot nn_uniform --documents 60 --k 4
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,12 +51,17 @@ def main(argv=None) -> int:
         model = Deidentifier.fit(dataset, name, k=args.k).reidentifier
         for option in args.options:
             start = time.perf_counter()
-            redactions = Deidentifier(model, dataset.people, k=args.k, **OPTIONS[option]).transform(test, progress=False)
+            redactions = Deidentifier(model, dataset.people, k=args.k, **OPTIONS[option]).transform(
+                test, progress=False
+            )
             audit = audit_certificates([r.text for r in redactions], [r.certificate for r in redactions], model)
             failures += audit["reidentified"] + audit["certified"] - audit["verified"]
-            print(f"{name:>18} | {option:<26} | {audit['reidentified']} of {audit['certified']} certified texts re-identified; "
-                  f"{audit['verified']} of {audit['certified']} verified; {audit['certified']} of {audit['documents']} certified "
-                  f"(k={args.k}, {time.perf_counter() - start:.0f} s)", flush=True)
+            print(
+                f"{name:>18} | {option:<26} | {audit['reidentified']} of {audit['certified']} certified texts re-identified; "
+                f"{audit['verified']} of {audit['certified']} verified; {audit['certified']} of {audit['documents']} certified "
+                f"(k={args.k}, {time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
     return 1 if failures else 0
 
 

@@ -16,6 +16,7 @@ Here, CPU only (tiny sizes, a minute or two; both columns are the CPU):
 
     DEID_NB_DATA=/work/shared/data python benchmarks/gpu_check.py --device cpu --people 120 --docs 2 --k 2 --max-tokens 64
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,27 +61,48 @@ def run_steps(device: torch.device, dataset: PeopleDataset, args, artifacts: str
     seed_everything(0)
     model_config = BiEncoderConfig(max_document_tokens=args.max_tokens, max_profile_tokens=args.max_tokens)
     training = TrainingConfig(epochs=1, batch_size=args.batch_size, max_validation_documents=args.docs)
-    trained, train_seconds = timed(device, lambda: train_reidentifier(dataset, model_config, training, artifacts, f"gpu_check_{device.type}",
-                                                                     retrain=True, progress=False, device=device))
+    trained, train_seconds = timed(
+        device,
+        lambda: train_reidentifier(
+            dataset,
+            model_config,
+            training,
+            artifacts,
+            f"gpu_check_{device.type}",
+            retrain=True,
+            progress=False,
+            device=device,
+        ),
+    )
     reidentifier = NeuralReidentifier(trained.model.eval(), dataset.people, "gpu_check")
-    people = dataset.split("test")[:args.docs]
+    people = dataset.split("test")[: args.docs]
     originals = [p.document for p in people]
-    row = {"device": device_summary(device), "train_seconds": train_seconds,
-           "documents_per_second_trained": round(len(dataset.split("train")) / train_seconds, 2)}
-    table2, row["table2_seconds"] = timed(device, lambda: deidentify(people, reidentifier, 1, long_documents="truncate"))
+    row = {
+        "device": device_summary(device),
+        "train_seconds": train_seconds,
+        "documents_per_second_trained": round(len(dataset.split("train")) / train_seconds, 2),
+    }
+    table2, row["table2_seconds"] = timed(
+        device, lambda: deidentify(people, reidentifier, 1, long_documents="truncate")
+    )
     row["table2_percent_masked"] = percent_masked([r.text for r in table2], originals)
     row["table2_certified"] = float(np.mean([r.certificate.goal_met for r in table2]))
     for search in ("approximate", "greedy"):
-        found, row[f"search_{search}_seconds"] = timed(device, lambda: deidentify(people, reidentifier, args.k, search=search,
-                                                                                  long_documents="truncate"))
+        found, row[f"search_{search}_seconds"] = timed(
+            device, lambda: deidentify(people, reidentifier, args.k, search=search, long_documents="truncate")
+        )
         row[f"search_{search}_percent_masked"] = percent_masked([r.text for r in found], originals)
     return row
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cuda", help="the accelerator to compare with the CPU (auto, cpu, cuda, cuda:N)")
-    parser.add_argument("--people", type=int, default=1000, help="WikiBio-2000 people used (training split and candidate pool)")
+    parser.add_argument(
+        "--device", default="cuda", help="the accelerator to compare with the CPU (auto, cpu, cuda, cuda:N)"
+    )
+    parser.add_argument(
+        "--people", type=int, default=1000, help="WikiBio-2000 people used (training split and candidate pool)"
+    )
     parser.add_argument("--docs", type=int, default=5, help="test documents de-identified in steps 2 and 3")
     parser.add_argument("--k", type=int, default=5, help="search benchmark: the privacy level searched to")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -90,15 +112,22 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     accelerator = resolve_device(args.device)
     full = load_dataset("wikibio_2000", args.data_dir)
-    dataset = PeopleDataset.from_people(f"wikibio_2000_first{args.people}", list(full.people)[:args.people])
-    print(f"{device_summary(accelerator)}; torch {torch.__version__}; {len(dataset.people)} people, {args.docs} documents, k={args.k}")
+    dataset = PeopleDataset.from_people(f"wikibio_2000_first{args.people}", list(full.people)[: args.people])
+    print(
+        f"{device_summary(accelerator)}; torch {torch.__version__}; {len(dataset.people)} people, {args.docs} documents, k={args.k}"
+    )
     with tempfile.TemporaryDirectory() as artifacts:
         rows = [run_steps(device, dataset, args, artifacts) for device in (accelerator, torch.device("cpu"))]
     fast, cpu = rows
     print(f"{'step':<28}{'accelerator s':>15}{'cpu s':>10}{'speed-up':>10}")
     for step in ("train_seconds", "table2_seconds", "search_approximate_seconds", "search_greedy_seconds"):
         print(f"{step:<28}{fast[step]:>15.1f}{cpu[step]:>10.1f}{cpu[step] / fast[step]:>9.1f}x")
-    for key in ("table2_percent_masked", "table2_certified", "search_approximate_percent_masked", "search_greedy_percent_masked"):
+    for key in (
+        "table2_percent_masked",
+        "table2_certified",
+        "search_approximate_percent_masked",
+        "search_greedy_percent_masked",
+    ):
         print(f"{key:<36} accelerator {fast[key]:.3f}   cpu {cpu[key]:.3f}")
     if args.output:
         with open(args.output, "w") as f:

@@ -10,6 +10,7 @@ time (all threads), both without the per-epoch scoring.
 
     DEID_NB_DATA=../shared/data nice -n 19 .venv/bin/python benchmarks/recipe_sweep.py --variants base ca --output sweep.jsonl
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,10 @@ VARIANTS: dict[str, tuple[dict, dict]] = {  # more with --extra '{"name": [model
     "nn_uniform": ({"embedding_dim": None}, {"epochs": 2}),  # the registry's nn_uniform
     # the paper's recipe (the registry's nn_recipe): all layers and embeddings trained, 3,072-d, g trained in epoch 1
     "ca1_f0_d3072_e3": ({}, {"epochs": 3, "frozen_layers": 0, "freeze_embeddings": False, "profile_epochs": (1,)}),
-    "f0_d3072_e3": ({}, {"epochs": 3, "frozen_layers": 0, "freeze_embeddings": False}),  # the same without coordinate ascent
+    "f0_d3072_e3": (
+        {},
+        {"epochs": 3, "frozen_layers": 0, "freeze_embeddings": False},
+    ),  # the same without coordinate ascent
 }
 
 
@@ -61,7 +65,10 @@ def conditions(dataset, split: str) -> dict:
 
 
 def score(model, G, found) -> dict:
-    return {c: round(100 * top1_accuracy(model, found[c], found["rows"], G), 1) for c in ("unmasked", "named entity", "lexical")}
+    return {
+        c: round(100 * top1_accuracy(model, found[c], found["rows"], G), 1)
+        for c in ("unmasked", "named entity", "lexical")
+    }
 
 
 def run(dataset, name, model_overrides, training_overrides, validation, test, output, threads):
@@ -76,12 +83,18 @@ def run(dataset, name, model_overrides, training_overrides, validation, test, ou
     def on_epoch_end(epoch, record):
         wall, cpu = time.perf_counter(), time.process_time()
         G = load_file(str(directory / record["checkpoint"] / "state.safetensors"))["profile_embeddings"]
-        row = {"variant": name, "model": model_overrides, "training": training_overrides, "epoch": epoch,
-               "train_wall_seconds": round(wall - clock["wall"] - clock["scoring_wall"], 1),
-               "train_cpu_seconds": round(cpu - clock["cpu"] - clock["scoring_cpu"], 1),
-               "loss": round(record["history"][-1]["loss"], 4), "profile_loss": record["history"][-1].get("profile_loss"),
-               "logit_scale": round(float(model.log_logit_scale.detach().exp()), 2),
-               **{f"val {k}": v for k, v in score(model, G, validation).items()}}
+        row = {
+            "variant": name,
+            "model": model_overrides,
+            "training": training_overrides,
+            "epoch": epoch,
+            "train_wall_seconds": round(wall - clock["wall"] - clock["scoring_wall"], 1),
+            "train_cpu_seconds": round(cpu - clock["cpu"] - clock["scoring_cpu"], 1),
+            "loss": round(record["history"][-1]["loss"], 4),
+            "profile_loss": record["history"][-1].get("profile_loss"),
+            "logit_scale": round(float(model.log_logit_scale.detach().exp()), 2),
+            **{f"val {k}": v for k, v in score(model, G, validation).items()},
+        }
         if test is not None and epoch == config.epochs - 1:
             row.update({f"test {k}": v for k, v in score(model, G, test).items()})
         with open(output, "a") as f:
@@ -101,23 +114,36 @@ def score_test(dataset, name, rows_file: Path, threads: int):
     record = json.loads((directory / "training.json").read_text())
     model = load_model(directory / record["checkpoint"], "cpu")
     G = load_file(str(directory / record["checkpoint"] / "state.safetensors"))["profile_embeddings"]
-    row = {"variant": name, "test_of_epoch": record["epochs_completed"],
-           **{f"test {k}": v for k, v in score(model, G, conditions(dataset, "test")).items()}}
+    row = {
+        "variant": name,
+        "test_of_epoch": record["epochs_completed"],
+        **{f"test {k}": v for k, v in score(model, G, conditions(dataset, "test")).items()},
+    }
     with open(rows_file, "a") as f:
         f.write(json.dumps(row) + "\n")
     print(json.dumps(row), flush=True)
 
 
-BASELINE, RECIPE, NO_ASCENT = "nn_uniform", "ca1_f0_d3072_e3", "f0_d3072_e3"  # the registry's nn_uniform and nn_recipe; the latter without coordinate ascent
+BASELINE, RECIPE, NO_ASCENT = (
+    "nn_uniform",
+    "ca1_f0_d3072_e3",
+    "f0_d3072_e3",
+)  # the registry's nn_uniform and nn_recipe; the latter without coordinate ascent
 GOAL, PAPER = {"named entity": 75.0, "lexical": 25.0}, {"named entity": 79.7, "lexical": 31.9}
 
 LEVERS = {  # column: (where, field, default)
-    "document_encoder": ("model", "document_encoder", "minilm"), "embedding_dim": ("model", "embedding_dim", 3072),
-    "dot_product": ("model", "normalize", True), "frozen_layers": ("training", "frozen_layers", 3),
-    "embeddings_trained": ("training", "freeze_embeddings", True), "profile_epochs": ("training", "profile_epochs", ()),
-    "epochs": ("training", "epochs", 1), "learning_rate": ("training", "learning_rate", 1e-4),
-    "mask_max_rate": ("training", "mask_max_rate", 1.0), "masking_prior": ("training", "masking_prior", "uniform"),
-    "label_smoothing": ("training", "label_smoothing", 0.1), "batch_size": ("training", "batch_size", 32),
+    "document_encoder": ("model", "document_encoder", "minilm"),
+    "embedding_dim": ("model", "embedding_dim", 3072),
+    "dot_product": ("model", "normalize", True),
+    "frozen_layers": ("training", "frozen_layers", 3),
+    "embeddings_trained": ("training", "freeze_embeddings", True),
+    "profile_epochs": ("training", "profile_epochs", ()),
+    "epochs": ("training", "epochs", 1),
+    "learning_rate": ("training", "learning_rate", 1e-4),
+    "mask_max_rate": ("training", "mask_max_rate", 1.0),
+    "masking_prior": ("training", "masking_prior", "uniform"),
+    "label_smoothing": ("training", "label_smoothing", 0.1),
+    "batch_size": ("training", "batch_size", 32),
 }
 
 
@@ -133,11 +159,21 @@ def table(rows_file: Path):
         lever["profile_epochs"] = " ".join(map(str, lever["profile_epochs"])) or "none"
         test = tests.get(r["variant"]) if r["epoch"] == r["training"].get("epochs", 1) - 1 else None
         test = test or (r if "test unmasked" in r else {})
-        out.append({"variant": r["variant"], **lever, "after_epoch": r["epoch"] + 1,
-                    "val_unmasked": r["val unmasked"], "val_named_entity": r["val named entity"], "val_lexical": r["val lexical"],
-                    "test_unmasked": test.get("test unmasked"), "test_named_entity": test.get("test named entity"),
-                    "test_lexical": test.get("test lexical"),
-                    "train_cpu_seconds": r["train_cpu_seconds"], "train_wall_seconds_niced": r["train_wall_seconds"]})
+        out.append(
+            {
+                "variant": r["variant"],
+                **lever,
+                "after_epoch": r["epoch"] + 1,
+                "val_unmasked": r["val unmasked"],
+                "val_named_entity": r["val named entity"],
+                "val_lexical": r["val lexical"],
+                "test_unmasked": test.get("test unmasked"),
+                "test_named_entity": test.get("test named entity"),
+                "test_lexical": test.get("test lexical"),
+                "train_cpu_seconds": r["train_cpu_seconds"],
+                "train_wall_seconds_niced": r["train_wall_seconds"],
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -147,9 +183,11 @@ def coordinate_ascent(sweep) -> str:
     if len(rows) < 2:
         return ""
     on, off = rows.loc[RECIPE], rows.loc[NO_ASCENT]
-    return (f" After the epoch with the g pass, validation top-1 with and without it (`{NO_ASCENT}`, the same schedule): "
-            f"unmasked {on.val_unmasked:.1f}% vs {off.val_unmasked:.1f}%, named entity {on.val_named_entity:.1f}% vs "
-            f"{off.val_named_entity:.1f}%, lexical {on.val_lexical:.1f}% vs {off.val_lexical:.1f}%.")
+    return (
+        f" After the epoch with the g pass, validation top-1 with and without it (`{NO_ASCENT}`, the same schedule): "
+        f"unmasked {on.val_unmasked:.1f}% vs {off.val_unmasked:.1f}%, named entity {on.val_named_entity:.1f}% vs "
+        f"{off.val_named_entity:.1f}%, lexical {on.val_lexical:.1f}% vs {off.val_lexical:.1f}%."
+    )
 
 
 def first_epoch(sweep, variant: str) -> float:
@@ -161,51 +199,71 @@ def first_epoch(sweep, variant: str) -> float:
 def why_short(sweep, dataset_name: str) -> list[str]:
     "The reasons the goal is out of reach, with the costs read off the sweep and the hybrid's test top-1 off the levers table."
     runs = sweep[sweep.variant == RECIPE].set_index("after_epoch").train_cpu_seconds
-    f_epoch, g_epoch = runs.loc[1], runs.loc[2] - 2 * runs.loc[1]  # epoch 1: a document pass; epoch 2: a profile pass and a document pass
+    f_epoch, g_epoch = (
+        runs.loc[1],
+        runs.loc[2] - 2 * runs.loc[1],
+    )  # epoch 1: a document pass; epoch 2: a profile pass and a document pass
     levers = Path(__file__).resolve().parents[1] / "figures" / "nn_deid" / f"reidentifier_levers_{dataset_name}.csv"
-    hybrid = pd.read_csv(levers).set_index("model").loc["nn_uniform_bm25", "named entity"] if levers.exists() else float("nan")
-    return ["", "**Why the goal is out of reach here**", "",
-            f"- **Compute.** One pass of f with every layer trained costs about {f_epoch:.0f} CPU s on these cores, a pass of g "
-            f"(with F and G recomputed) about {g_epoch:.0f}: 2,400 CPU s buy about {2400 / f_epoch:.0f} document passes, and "
-            "validation top-1 after named-entity masking moves a few points per pass. The paper trained 60 epochs on GPUs. "
-            "CPU time itself grows with the machine's load: the identical first epoch of the recipe and of the run without "
-            f"coordinate ascent took {runs.loc[1]:.0f} and {first_epoch(sweep, NO_ASCENT):.0f} CPU s.",
-            "- **Data.** 1,600 training documents (the paper: 582,659): f sees a few thousand masked documents, not tens of "
-            "millions, so it learns few of the quasi-identifiers (dates, occupations, places) that survive masking.",
-            "- **Coordinate ascent** trains g to find the *unmasked* training documents, so G plausibly leans on the words a "
-            "document shares with its profile, which lexical masking removes." + coordinate_ascent(sweep),
-            f"- **What does reach it at this scale**: exact matching. The hybrid `nn_uniform_bm25` (not in the paper) re-identifies "
-            f"{hybrid:.1f}% of test documents after named-entity masking (`figures/nn_deid/reidentifier_levers_{dataset_name}.csv`)."]
+    hybrid = (
+        pd.read_csv(levers).set_index("model").loc["nn_uniform_bm25", "named entity"]
+        if levers.exists()
+        else float("nan")
+    )
+    return [
+        "",
+        "**Why the goal is out of reach here**",
+        "",
+        f"- **Compute.** One pass of f with every layer trained costs about {f_epoch:.0f} CPU s on these cores, a pass of g "
+        f"(with F and G recomputed) about {g_epoch:.0f}: 2,400 CPU s buy about {2400 / f_epoch:.0f} document passes, and "
+        "validation top-1 after named-entity masking moves a few points per pass. The paper trained 60 epochs on GPUs. "
+        "CPU time itself grows with the machine's load: the identical first epoch of the recipe and of the run without "
+        f"coordinate ascent took {runs.loc[1]:.0f} and {first_epoch(sweep, NO_ASCENT):.0f} CPU s.",
+        "- **Data.** 1,600 training documents (the paper: 582,659): f sees a few thousand masked documents, not tens of "
+        "millions, so it learns few of the quasi-identifiers (dates, occupations, places) that survive masking.",
+        "- **Coordinate ascent** trains g to find the *unmasked* training documents, so G plausibly leans on the words a "
+        "document shares with its profile, which lexical masking removes." + coordinate_ascent(sweep),
+        f"- **What does reach it at this scale**: exact matching. The hybrid `nn_uniform_bm25` (not in the paper) re-identifies "
+        f"{hybrid:.1f}% of test documents after named-entity masking (`figures/nn_deid/reidentifier_levers_{dataset_name}.csv`).",
+    ]
 
 
 def summary(sweep, dataset_name: str) -> str:
     "The markdown beside the CSV: how it was measured, the table, and the best validation row read off it."
     best = sweep.loc[sweep.val_named_entity.idxmax()]
     tested = sweep.dropna(subset=["test_named_entity"])
-    lines = ["Written by `benchmarks/recipe_sweep.py --table` from the rows the sweep appended. Each run trains from scratch on "
-             "the training split; after every epoch the 200 validation documents, cut to 128 MiniLM tokens as Table 1 cuts its "
-             "test documents, are scored unmasked and after named-entity and lexical masking against every profile (top-1 %). "
-             "Runs with the same `epochs` share one learning-rate schedule (linear warm-up, linear decay to 0 at the last "
-             "epoch), so their rows compare epoch by epoch; an `after_epoch` short of `epochs` is not a shorter run. "
-             "`train_cpu_seconds`: the process's CPU time (both threads) spent training up to that epoch, scoring excluded; "
-             "`train_wall_seconds_niced`: wall time under `nice -n 19` on 2 cores shared with other jobs (load 4–12), "
-             "so it says little about an unshared machine. `profile_epochs`: the (0-based) epochs that begin with a pass of g "
-             "(coordinate ascent); `dot_product` False: cosine × a learned scale. Test columns only on rows scored on the test documents.", "",
-             markdown_table(sweep.drop(columns=["document_encoder", "masking_prior", "batch_size", "learning_rate"])), "",
-             f"Best validation top-1 after named-entity masking: `{best.variant}` after epoch {best.after_epoch}: "
-             f"{best.val_named_entity:.1f}% named entity, {best.val_lexical:.1f}% lexical ({best.train_cpu_seconds:.0f} CPU s)."]
+    lines = [
+        "Written by `benchmarks/recipe_sweep.py --table` from the rows the sweep appended. Each run trains from scratch on "
+        "the training split; after every epoch the 200 validation documents, cut to 128 MiniLM tokens as Table 1 cuts its "
+        "test documents, are scored unmasked and after named-entity and lexical masking against every profile (top-1 %). "
+        "Runs with the same `epochs` share one learning-rate schedule (linear warm-up, linear decay to 0 at the last "
+        "epoch), so their rows compare epoch by epoch; an `after_epoch` short of `epochs` is not a shorter run. "
+        "`train_cpu_seconds`: the process's CPU time (both threads) spent training up to that epoch, scoring excluded; "
+        "`train_wall_seconds_niced`: wall time under `nice -n 19` on 2 cores shared with other jobs (load 4–12), "
+        "so it says little about an unshared machine. `profile_epochs`: the (0-based) epochs that begin with a pass of g "
+        "(coordinate ascent); `dot_product` False: cosine × a learned scale. Test columns only on rows scored on the test documents.",
+        "",
+        markdown_table(sweep.drop(columns=["document_encoder", "masking_prior", "batch_size", "learning_rate"])),
+        "",
+        f"Best validation top-1 after named-entity masking: `{best.variant}` after epoch {best.after_epoch}: "
+        f"{best.val_named_entity:.1f}% named entity, {best.val_lexical:.1f}% lexical ({best.train_cpu_seconds:.0f} CPU s).",
+    ]
     for row in tested.itertuples():
-        lines.append(f"Test (Table 1 style, 200 documents): `{row.variant}`: {row.test_unmasked:.1f}% unmasked, "
-                     f"{row.test_named_entity:.1f}% named entity, {row.test_lexical:.1f}% lexical "
-                     f"({row.train_cpu_seconds:.0f} CPU s of training).")
+        lines.append(
+            f"Test (Table 1 style, 200 documents): `{row.variant}`: {row.test_unmasked:.1f}% unmasked, "
+            f"{row.test_named_entity:.1f}% named entity, {row.test_lexical:.1f}% lexical "
+            f"({row.train_cpu_seconds:.0f} CPU s of training)."
+        )
     final = sweep[sweep.after_epoch == sweep.epochs].set_index("variant")
     if {BASELINE, RECIPE} <= set(final.index):
         base, recipe = final.loc[BASELINE], final.loc[RECIPE]
-        lines += ["", f"Goal (issue 34): test top-1 ≥ {GOAL['named entity']:.0f}% after named-entity and ≥ {GOAL['lexical']:.0f}% "
-                  f"after lexical masking within 20 minutes on 2 cores (2,400 CPU s); the paper: {PAPER['named entity']}% / "
-                  f"{PAPER['lexical']}%. The paper's recipe (`{RECIPE}`) against `{BASELINE}`: validation named entity "
-                  f"{recipe.val_named_entity:.1f}% vs {base.val_named_entity:.1f}%, lexical {recipe.val_lexical:.1f}% vs "
-                  f"{base.val_lexical:.1f}%, for {recipe.train_cpu_seconds:.0f} vs {base.train_cpu_seconds:.0f} CPU s."]
+        lines += [
+            "",
+            f"Goal (issue 34): test top-1 ≥ {GOAL['named entity']:.0f}% after named-entity and ≥ {GOAL['lexical']:.0f}% "
+            f"after lexical masking within 20 minutes on 2 cores (2,400 CPU s); the paper: {PAPER['named entity']}% / "
+            f"{PAPER['lexical']}%. The paper's recipe (`{RECIPE}`) against `{BASELINE}`: validation named entity "
+            f"{recipe.val_named_entity:.1f}% vs {base.val_named_entity:.1f}%, lexical {recipe.val_lexical:.1f}% vs "
+            f"{base.val_lexical:.1f}%, for {recipe.train_cpu_seconds:.0f} vs {base.train_cpu_seconds:.0f} CPU s.",
+        ]
         lines += why_short(sweep, dataset_name)
     return "\n".join(lines) + "\n"
 
@@ -214,11 +272,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="wikibio_2000")
     parser.add_argument("--variants", nargs="*", default=[])
-    parser.add_argument("--extra", default=None, help='JSON {"name": [model_overrides, training_overrides]} of more variants (run too)')
+    parser.add_argument(
+        "--extra", default=None, help='JSON {"name": [model_overrides, training_overrides]} of more variants (run too)'
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--test", action="store_true", help="also score the last epoch on the test documents")
     parser.add_argument("--output", required=True, help="JSON lines, appended")
-    parser.add_argument("--score-test", nargs="*", default=[], help="score these finished variants on the test documents")
+    parser.add_argument(
+        "--score-test", nargs="*", default=[], help="score these finished variants on the test documents"
+    )
     parser.add_argument("--table", default=None, help="write the rows of --output as this CSV and stop")
     args = parser.parse_args()
     if args.table:
@@ -233,8 +295,11 @@ def main():
     dataset = load_dataset(args.dataset)
     validation = conditions(dataset, "validation")
     test = conditions(dataset, "test") if args.test else None
-    print(f"{args.dataset}: validation % masked: named entity {validation['named entity % masked']:.1f}, "
-          f"lexical {validation['lexical % masked']:.1f}", flush=True)
+    print(
+        f"{args.dataset}: validation % masked: named entity {validation['named entity % masked']:.1f}, "
+        f"lexical {validation['lexical % masked']:.1f}",
+        flush=True,
+    )
     for name in [*args.variants, *extra]:
         run(dataset, name, *variants[name], validation, test, Path(args.output), args.threads)
     for name in args.score_test:

@@ -14,6 +14,7 @@ back, so a machine without spaCy (e.g. a GPU box) can run the sweep (`--device c
 each variant with the standardised BM25 channel added (deid_nb.nn_deid.hybrid.HybridReidentifier), its terms and weight fitted
 on the validation documents as the registry's hybrids do (deid_nb.nn_deid.hybrid.fit_lexical_channel, which needs spaCy).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,17 +91,28 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="wikibio_2000")
     parser.add_argument("--variants", nargs="+", default=["default", "epochs3"], help=f"from {sorted(VARIANTS)}")
-    parser.add_argument("--extra", default=None, help='JSON {"name": [model_overrides, training_overrides]} of more variants')
+    parser.add_argument(
+        "--extra", default=None, help='JSON {"name": [model_overrides, training_overrides]} of more variants'
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--conditions", default=None, help="read the masked test documents from this JSON")
-    parser.add_argument("--write-conditions", default=None, help="write the masked test documents to this JSON and stop")
+    parser.add_argument(
+        "--write-conditions", default=None, help="write the masked test documents to this JSON and stop"
+    )
     parser.add_argument("--output", default=None)
-    parser.add_argument("--extra-training-people", default=None, metavar="DATASET",
-                        help="train every variant also on all people of this dataset (e.g. wikibio_mini); evaluation is unchanged")
-    parser.add_argument("--lexical-channel", action="store_true",
-                        help="also score every variant with the standardised BM25 channel added (HybridReidentifier), "
-                             "its terms and weight fitted on the validation documents (fit_lexical_channel)")
+    parser.add_argument(
+        "--extra-training-people",
+        default=None,
+        metavar="DATASET",
+        help="train every variant also on all people of this dataset (e.g. wikibio_mini); evaluation is unchanged",
+    )
+    parser.add_argument(
+        "--lexical-channel",
+        action="store_true",
+        help="also score every variant with the standardised BM25 channel added (HybridReidentifier), "
+        "its terms and weight fitted on the validation documents (fit_lexical_channel)",
+    )
     args = parser.parse_args()
     variants = dict(VARIANTS, **{k: tuple(v) for k, v in json.loads(args.extra or "{}").items()})
     if args.device == "cpu":
@@ -118,45 +130,80 @@ def main():
         return
     row_of = {p.person_id: i for i, p in enumerate(dataset.people)}
     true_rows = [row_of[p.person_id] for p in people]
-    print(f"{args.dataset}: {len(people)} test documents vs {len(dataset)} profiles; % words masked: "
-          + ", ".join(f"{c} {percent_masked(d, conditions['unmasked'], average='corpus'):.1f}" for c, d in conditions.items()), flush=True)
+    print(
+        f"{args.dataset}: {len(people)} test documents vs {len(dataset)} profiles; % words masked: "
+        + ", ".join(
+            f"{c} {percent_masked(d, conditions['unmasked'], average='corpus'):.1f}" for c, d in conditions.items()
+        ),
+        flush=True,
+    )
     probe_texts, probe_ids, unique = reid_accuracy.birth_date_probe(people, dataset.people)
     if probe_texts:
         conditions = {**conditions, "birth date only": probe_texts}
-        print(f"birth date only: {len(probe_texts)} documents '<mask> <mask> born DATE is a <mask>.', "
-              f"{100 * unique:.1f}% of those dates belong to one candidate only", flush=True)
+        print(
+            f"birth date only: {len(probe_texts)} documents '<mask> <mask> born DATE is a <mask>.', "
+            f"{100 * unique:.1f}% of those dates belong to one candidate only",
+            flush=True,
+        )
     training_set = dataset
     if args.extra_training_people:
         training_set = with_extra_training_people(dataset, load_dataset(args.extra_training_people))
-        print(f"training on {len(training_set.splits['train'])} people ({len(training_set) - len(dataset)} from "
-              f"{args.extra_training_people}); evaluation still against the {len(dataset)} profiles of {args.dataset}", flush=True)
+        print(
+            f"training on {len(training_set.splits['train'])} people ({len(training_set) - len(dataset)} from "
+            f"{args.extra_training_people}); evaluation still against the {len(dataset)} profiles of {args.dataset}",
+            flush=True,
+        )
     results = []
     for name in args.variants:
         model_overrides, training_overrides = variants[name]
         started = time.perf_counter()
-        model, record = train_variant(training_set, name, model_overrides, training_overrides, args.device,
-                                      args.threads if args.device == "cpu" else None)
+        model, record = train_variant(
+            training_set,
+            name,
+            model_overrides,
+            training_overrides,
+            args.device,
+            args.threads if args.device == "cpu" else None,
+        )
         index = NeuralReidentifier(model, dataset.people, name, batch_size=128)  # G, and the neural part of the hybrid
         G = index.profile_embeddings
-        row = {"variant": name, "model": model_overrides, "training": training_overrides, "extra_training_people": args.extra_training_people,
-               "train_seconds": round(sum(e["seconds"] for e in record["history"]), 1),
-               "validation": [(e["validation_top1"], e["validation_top1_masked"]) for e in record["history"]]}
+        row = {
+            "variant": name,
+            "model": model_overrides,
+            "training": training_overrides,
+            "extra_training_people": args.extra_training_people,
+            "train_seconds": round(sum(e["seconds"] for e in record["history"]), 1),
+            "validation": [(e["validation_top1"], e["validation_top1_masked"]) for e in record["history"]],
+        }
         for condition, texts in conditions.items():
             rows = [row_of[i] for i in probe_ids] if condition == "birth date only" else true_rows
             row[condition] = round(100 * top1_accuracy(model, texts, rows, G), 1)
         results.append(row)
-        print(f"{name:22s} " + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
-              + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)", flush=True)
+        print(
+            f"{name:22s} "
+            + " / ".join(f"{c} {row[c]:5.1f}" for c in conditions)
+            + f"   train {row['train_seconds']} s (wall {time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
         if args.lexical_channel:
             hybrid = HybridReidentifier(index, dataset.people)
             fit_lexical_channel(hybrid, dataset.split("validation"))  # terms and weight, as the registry's hybrids
-            hybrid_row = {**row, "variant": f"{name}+bm25", "lexical_weight": hybrid.lexical_weight, "pair_distance": hybrid.pair_distance}
+            hybrid_row = {
+                **row,
+                "variant": f"{name}+bm25",
+                "lexical_weight": hybrid.lexical_weight,
+                "pair_distance": hybrid.pair_distance,
+            }
             for condition, texts in conditions.items():
                 ids = probe_ids if condition == "birth date only" else [p.person_id for p in people]
                 hybrid_row[condition] = round(100 * float(np.mean(hybrid.ranks(texts, ids) == 0)), 1)
             results.append(hybrid_row)
-            print(f"{name + '+bm25':22s} " + " / ".join(f"{c} {hybrid_row[c]:5.1f}" for c in conditions)
-                  + f"   pair distance {hybrid.pair_distance}, lexical weight {hybrid.lexical_weight} (fitted on validation)", flush=True)
+            print(
+                f"{name + '+bm25':22s} "
+                + " / ".join(f"{c} {hybrid_row[c]:5.1f}" for c in conditions)
+                + f"   pair distance {hybrid.pair_distance}, lexical weight {hybrid.lexical_weight} (fitted on validation)",
+                flush=True,
+            )
     write_results(results, f"reid_sweep_{args.dataset}", args.output)
 
 

@@ -1,4 +1,5 @@
 """Where the benchmark scripts keep what they measured: one JSON file per run, written atomically."""
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ where the experiment notebooks (36, 37) reuse them. Pass --threads to match the 
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/sanitize_perturbation.py --documents 100 --threads 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,13 +31,15 @@ def main():
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--max-chars", type=int, default=1000, help="perturb only each text's first characters (0: all)")
+    parser.add_argument(
+        "--max-chars", type=int, default=1000, help="perturb only each text's first characters (0: all)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     start = time.time()
     model, tokenizer = load_causal_lm(args.model)
     load_s = time.time() - start
-    docs = load_wiki_annotated()[:args.documents]
+    docs = load_wiki_annotated()[: args.documents]
     spans = gold_span_table(docs)
     start = time.time()
     document_scores(model, tokenizer, {d.doc_id: d.text for d in docs}, batch_size=args.batch_size)
@@ -47,9 +50,17 @@ def main():
         entities += len(drops)
         if i % 10 == 9:
             print(f"{i + 1} documents, {entities} entities, {time.time() - start:.0f} s", flush=True)
-    results = {"documents": len(docs), "entities": entities, "model": args.model, "threads": args.threads, "max_chars": args.max_chars,
-               "load_s": round(load_s, 1), "lm_pass_s": round(lm_pass_s, 1), "perturbation_s": round(time.time() - start, 1),
-               "note": "cached steps take ~0 s on a rerun; delete artifacts/lm_scores and artifacts/perturbation to re-time"}
+    results = {
+        "documents": len(docs),
+        "entities": entities,
+        "model": args.model,
+        "threads": args.threads,
+        "max_chars": args.max_chars,
+        "load_s": round(load_s, 1),
+        "lm_pass_s": round(lm_pass_s, 1),
+        "perturbation_s": round(time.time() - start, 1),
+        "note": "cached steps take ~0 s on a rerun; delete artifacts/lm_scores and artifacts/perturbation to re-time",
+    }
     print(results)
     write_results(results, "sanitize_perturbation")
 

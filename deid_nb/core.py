@@ -24,7 +24,9 @@ import platformdirs
 from safetensors import SafetensorError
 from tqdm import TqdmWarning
 
-warnings.filterwarnings("ignore", "IProgress not found", TqdmWarning)  # a kernel without ipywidgets: text bars, and no warning
+warnings.filterwarnings(
+    "ignore", "IProgress not found", TqdmWarning
+)  # a kernel without ipywidgets: text bars, and no warning
 from tqdm.auto import tqdm
 
 # %% auto #0
@@ -43,8 +45,9 @@ def get_logger(name: str = "deid_nb") -> logging.Logger:
     return logging.getLogger(name)
 
 # %% ../nbs/00_core.ipynb #0dd55116
-def enable_console_logging(level: int | str = logging.INFO, # the least severe level printed
-                          ) -> logging.Handler:
+def enable_console_logging(
+    level: int | str = logging.INFO,  # the least severe level printed
+) -> logging.Handler:
     "For applications (the command line, notebooks): print the package's messages at `level` and above on stderr; calling again adds no second handler."
     package = get_logger()
     handler = next((h for h in package.handlers if h.get_name() == "deid_nb.console"), None)
@@ -61,10 +64,12 @@ def _package_dir() -> Path:
     "The installed `deid_nb` package directory, found without importing it (notebooks have no `__file__`)."
     return Path(importlib.util.find_spec("deid_nb").origin).resolve().parent
 
+
 def _checkout_root() -> Path | None:
     "The source checkout containing this package (settings.ini beside it), if any."
     root = _package_dir().parent
     return root if (root / "settings.ini").exists() else None
+
 
 def cache_root() -> Path:
     "Where downloads and artifacts go by default: the source checkout, else the user cache directory (platformdirs)."
@@ -80,13 +85,16 @@ def _resolve_dir(explicit, env_var: str, default: Path, create: bool) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     return path
 
+
 def get_data_dir(data_dir: str | Path | None = None) -> Path:
     "The data directory: `data_dir` → `$DEID_NB_DATA` → `<cache_root>/data` (never created here)."
     return _resolve_dir(data_dir, "DEID_NB_DATA", cache_root() / "data", create=False)
 
+
 def get_artifacts_dir(artifacts_dir: str | Path | None = None) -> Path:
     "Trained models and cached results: `artifacts_dir` → `$DEID_NB_ARTIFACTS` → `<cache_root>/artifacts`."
     return _resolve_dir(artifacts_dir, "DEID_NB_ARTIFACTS", cache_root() / "artifacts", create=True)
+
 
 def get_figures_dir(figures_dir: str | Path | None = None) -> Path:
     "Where figures and tables are written: `figures_dir` → `$DEID_NB_FIGURES` → `<cache_root>/figures`."
@@ -112,10 +120,14 @@ def cpu_threads() -> int:
 # %% ../nbs/00_core.ipynb #60b7c3ed
 _DEVICE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
 
-def resolve_device(device: str | None = None, # "auto", "cpu", "cuda" or "cuda:N" (or a torch.device); None: $DEID_NB_DEVICE, else "auto"
-                  ) -> "torch.device":
+
+def resolve_device(
+    device: str
+    | None = None,  # "auto", "cpu", "cuda" or "cuda:N" (or a torch.device); None: $DEID_NB_DEVICE, else "auto"
+) -> "torch.device":
     "The torch device to run on: `device`, else `$DEID_NB_DEVICE`, else 'auto' (CUDA when available, else the CPU)."
     import torch  # third-party and heavy: core imports torch only when a device is asked for
+
     if isinstance(device, torch.device):
         return device
     source = "the device argument" if device is not None else "$DEID_NB_DEVICE (or deid-nb --device)"
@@ -134,23 +146,31 @@ def resolve_device(device: str | None = None, # "auto", "cpu", "cuda" or "cuda:N
 # %% ../nbs/00_core.ipynb #7004dc80
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,127}")
 
-def safe_name(name: str, # a name that will become (part of) a file or folder name
-              what: str = "name", # what the name names, for the error message ("dataset name", ...)
-             ) -> str:
+
+def safe_name(
+    name: str,  # a name that will become (part of) a file or folder name
+    what: str = "name",  # what the name names, for the error message ("dataset name", ...)
+) -> str:
     "`name` unchanged if it is safe as one path component, else a `ValueError` saying what is allowed."
     if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name):
-        raise ValueError(f"{what} {name!r} cannot be used in a file name: use 1-128 ASCII letters, digits "
-                         "and _ . + = - , starting with a letter or digit (no / \\ or ..)")
+        raise ValueError(
+            f"{what} {name!r} cannot be used in a file name: use 1-128 ASCII letters, digits "
+            "and _ . + = - , starting with a letter or digit (no / \\ or ..)"
+        )
     return name
 
 # %% ../nbs/00_core.ipynb #fedc50c6
 def _fresh_temp(path: Path) -> str:
     "A temporary file beside `path`, readable like any new file (mkstemp's 0600 relaxed by the umask)."
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" if path.suffix == "" else path.suffix)
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" if path.suffix == "" else path.suffix
+    )
     os.close(fd)
-    umask = os.umask(0); os.umask(umask)
+    umask = os.umask(0)
+    os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     return tmp
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path):
@@ -175,9 +195,11 @@ def atomic_write(path: str | Path, mode: str = "w", **open_kwargs):
 # %% ../nbs/00_core.ipynb #ec8ae9c5
 _UNREADABLE = (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile, SafetensorError)
 
-def read_cache(path: str | Path, # a cache file this package wrote
-               read: Callable[[Path], object], # how to read it: json, numpy, safetensors ...
-              ):
+
+def read_cache(
+    path: str | Path,  # a cache file this package wrote
+    read: Callable[[Path], object],  # how to read it: json, numpy, safetensors ...
+):
     "`read(path)`, or None when the file is missing or unreadable (truncated, corrupt): then a warning names the file."
     path = Path(path)
     if not path.exists():
@@ -185,8 +207,12 @@ def read_cache(path: str | Path, # a cache file this package wrote
     try:
         return read(path)
     except _UNREADABLE as error:
-        get_logger("deid_nb.core").warning("%s: unreadable cache file (%s: %s); recomputing it",
-                                           path, type(error).__name__, str(error).splitlines()[0] if str(error) else "")
+        get_logger("deid_nb.core").warning(
+            "%s: unreadable cache file (%s: %s); recomputing it",
+            path,
+            type(error).__name__,
+            str(error).splitlines()[0] if str(error) else "",
+        )
         return None
 
 # %% ../nbs/00_core.ipynb #0f5bc877
@@ -202,16 +228,20 @@ def sha256_of(path: str | Path, chunk_size: int = 1 << 20) -> str:
 class ChecksumError(ValueError):
     "A file's SHA-256 is not a pinned one; the message names the file."
 
-def check_sha256(path: str | Path, # the file to check
-                 expected: str | Iterable[str], # the pinned hex digest, or several accepted ones
-                 what: str | None = None, # how the error names the file (default: its path)
-                ) -> str:
+
+def check_sha256(
+    path: str | Path,  # the file to check
+    expected: str | Iterable[str],  # the pinned hex digest, or several accepted ones
+    what: str | None = None,  # how the error names the file (default: its path)
+) -> str:
     "The file's SHA-256 if it is one of `expected`, else a `ChecksumError` naming the file and both digests."
     expected = {expected} if isinstance(expected, str) else set(expected)
     actual = sha256_of(path)
     if actual not in expected:
-        raise ChecksumError(f"{what or path}: SHA-256 {actual} is not the pinned {' or '.join(sorted(expected))} "
-                            "(the file is corrupt, truncated or changed; delete it to download it again)")
+        raise ChecksumError(
+            f"{what or path}: SHA-256 {actual} is not the pinned {' or '.join(sorted(expected))} "
+            "(the file is corrupt, truncated or changed; delete it to download it again)"
+        )
     return actual
 
 # %% ../nbs/00_core.ipynb #800f9c11
@@ -224,6 +254,7 @@ def _fetch(url: str, tmp: Path, timeout: float, label: str):
                 f.write(chunk)
                 bar.update(len(chunk))
 
+
 def _remove_empty(folders: Iterable[Path]):
     "Remove the folders (deepest first) that are still empty."
     for folder in folders:
@@ -231,9 +262,14 @@ def _remove_empty(folders: Iterable[Path]):
             folder.rmdir()
 
 # %% ../nbs/00_core.ipynb #2d30fb62
-def download_file(url: str, dest: str | Path,
-                  sha256: str | Iterable[str] | None = None, # pinned digest(s); None: the digest recorded beside the file at its first download
-                  timeout: float = 60) -> Path:
+def download_file(
+    url: str,
+    dest: str | Path,
+    sha256: str
+    | Iterable[str]
+    | None = None,  # pinned digest(s); None: the digest recorded beside the file at its first download
+    timeout: float = 60,
+) -> Path:
     "`dest`, downloaded from `url` if missing; checked against the pinned SHA-256 before it enters the cache and on every later call."
     dest = Path(dest)
     record = dest.with_name(dest.name + ".sha256")
@@ -266,9 +302,11 @@ def normalise_masks(text: str, mask_token: str = MASK_TOKEN) -> str:
     "Replace every known mask spelling in `text` with `mask_token`."
     return _MASK_PATTERN.sub(mask_token, text)
 
+
 def count_masks(text: str) -> int:
     "Number of mask tokens (any spelling) in `text`."
     return len(_MASK_PATTERN.findall(text))
+
 
 def split_at_masks(text: str) -> list[str]:
     "The stretches of `text` between mask tokens (any spelling)."
@@ -278,6 +316,7 @@ def split_at_masks(text: str) -> list[str]:
 def words(text: str) -> list[str]:
     "The `\\b\\w+\\b` words of `text`, ignoring mask tokens."
     return WORD_PATTERN.findall(_MASK_PATTERN.sub(" ", text))
+
 
 def count_words(text: str) -> int:
     "Number of `\\b\\w+\\b` words in `text` (mask tokens are not words)."
@@ -301,6 +340,7 @@ def setup_textattack_offline(nltk_dir: str | Path | None = None, hub_offline: bo
         os.environ["NLTK_DATA"] = os.pathsep.join([str(nltk_dir), *paths])
     try:
         import nltk
+
         if str(nltk_dir) not in nltk.data.path:
             nltk.data.path.insert(0, str(nltk_dir))
     except ImportError:

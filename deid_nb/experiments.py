@@ -19,7 +19,15 @@ import pandas as pd
 import torch
 
 import deid_nb
-from .core import atomic_path, atomic_write, get_artifacts_dir, get_figures_dir, get_logger, read_cache, safe_name
+from deid_nb.core import (
+    atomic_path,
+    atomic_write,
+    get_artifacts_dir,
+    get_figures_dir,
+    get_logger,
+    read_cache,
+    safe_name,
+)
 from .data import Person
 
 logger = get_logger("deid_nb.experiments")
@@ -32,9 +40,11 @@ __all__ = ['logger', 'PROFILES', 'SYSTEMS', 'apply_overrides', 'run_size', 'prof
 # %% ../nbs/07_experiments.ipynb #dd172bb4
 PROFILES = ("quick", "default")
 
-def apply_overrides(sizes, # one profile's sizes: a dataclass instance (its `name` is not a size) or a dict
-                    overrides: Mapping | None, # {size: value}: an experiment notebook's `overrides` parameter
-                   ):
+
+def apply_overrides(
+    sizes,  # one profile's sizes: a dataclass instance (its `name` is not a size) or a dict
+    overrides: Mapping | None,  # {size: value}: an experiment notebook's `overrides` parameter
+):
     "`sizes` with `overrides` applied (a new instance or dict); a name that is not one of the sizes is an error naming it."
     if not isinstance(overrides or {}, Mapping):
         raise ValueError(f"overrides must be a dict of run sizes such as {{'n_search': 200}}, got {overrides!r}")
@@ -46,15 +56,17 @@ def apply_overrides(sizes, # one profile's sizes: a dataclass instance (its `nam
     return dataclasses.replace(sizes, **overrides) if is_instance else {**sizes, **overrides}
 
 # %% ../nbs/07_experiments.ipynb #3c6a1e07
-def run_size(sizes: Mapping[str, object], # {profile name: a dataclass instance or a dict of sizes}
-             profile: str | object, # a profile name, or a sizes instance (passed through)
-             overrides: Mapping | None = None, # {size: value} applied on top
-            ):
+def run_size(
+    sizes: Mapping[str, object],  # {profile name: a dataclass instance or a dict of sizes}
+    profile: str | object,  # a profile name, or a sizes instance (passed through)
+    overrides: Mapping | None = None,  # {size: value} applied on top
+):
     "The run sizes of `profile`, with `overrides` applied (`apply_overrides`: unknown names are errors)."
     chosen = profile if dataclasses.is_dataclass(profile) else sizes.get(profile)
     if chosen is None:
         raise ValueError(f"unknown experiment profile {profile!r}; choose one of {sorted(sizes)}")
     return apply_overrides(chosen, overrides)
+
 
 def profile_name(profile: str | object) -> str:
     "The profile's name: the string itself, or a sizes instance's `name`."
@@ -63,8 +75,13 @@ def profile_name(profile: str | object) -> str:
 # %% ../nbs/07_experiments.ipynb #757443b4
 SYSTEMS = ("data", "nn_deid", "sanitize", "infill", "adversarial", "report")  # figures/<system>/, one results page each
 
-def outputs_dir(profile: str | object, system: str, # one of SYSTEMS: the folder (and results page) the outputs belong to
-                artifacts_dir=None, figures_dir=None) -> Path:
+
+def outputs_dir(
+    profile: str | object,
+    system: str,  # one of SYSTEMS: the folder (and results page) the outputs belong to
+    artifacts_dir=None,
+    figures_dir=None,
+) -> Path:
     "`figures/<system>/` for the default profile; `artifacts/quick_figures/<system>/` otherwise (created)."
     if system not in SYSTEMS:
         raise ValueError(f"unknown system {system!r}; tables and figures go to one of {list(SYSTEMS)}")
@@ -73,26 +90,43 @@ def outputs_dir(profile: str | object, system: str, # one of SYSTEMS: the folder
     path.mkdir(parents=True, exist_ok=True)
     return path
 
+
 def results_dir(dataset_name: str, profile: str | object, artifacts_dir=None) -> Path:
     "`artifacts/results/{dataset_name}/{profile}/`, created."
-    path = get_artifacts_dir(artifacts_dir) / "results" / safe_name(dataset_name, "dataset name") / safe_name(profile_name(profile), "profile")
+    path = (
+        get_artifacts_dir(artifacts_dir)
+        / "results"
+        / safe_name(dataset_name, "dataset name")
+        / safe_name(profile_name(profile), "profile")
+    )
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 # %% ../nbs/07_experiments.ipynb #647697f2
 def markdown_table(table: pd.DataFrame, digits: int = 1) -> str:
     "A GitHub Markdown table of `table` (pandas' `to_markdown`, index dropped), floats rounded to `digits`, missing values as '–'."
-    cells = table.apply(lambda column: column.map(lambda v: v.replace("|", "\\|").replace("\n", " ") if isinstance(v, str) else v))
+    cells = table.apply(
+        lambda column: column.map(lambda v: v.replace("|", "\\|").replace("\n", " ") if isinstance(v, str) else v)
+    )
     cells = cells.astype(object).where(cells.notna(), None)  # None (not NaN) is what `missingval` replaces
     return cells.to_markdown(index=False, floatfmt=f".{digits}f", missingval="–") + "\n"
 
 # %% ../nbs/07_experiments.ipynb #67ad9ad7
-def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it first to keep it)
-               stem: str, # file name without extension, e.g. "table1"; the dataset name is appended
-               dataset_name: str, profile: str | object, *, system: str, # one of SYSTEMS: written to its folder
-               digits: int = 1, outputs=None) -> tuple[Path, Path]:
+def save_table(
+    table: pd.DataFrame,  # the table; its index is dropped (reset it first to keep it)
+    stem: str,  # file name without extension, e.g. "table1"; the dataset name is appended
+    dataset_name: str,
+    profile: str | object,
+    *,
+    system: str,  # one of SYSTEMS: written to its folder
+    digits: int = 1,
+    outputs=None,
+) -> tuple[Path, Path]:
     "Write `{stem}_{dataset_name}.csv` and `.md` atomically into the system's outputs folder; returns both paths."
-    folder, stem = Path(outputs) if outputs else outputs_dir(profile, system), safe_name(f"{stem}_{dataset_name}", "table name")
+    folder, stem = (
+        Path(outputs) if outputs else outputs_dir(profile, system),
+        safe_name(f"{stem}_{dataset_name}", "table name"),
+    )
     csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
     with atomic_write(csv_path, encoding="utf-8") as f:
         table.to_csv(f, index=False)
@@ -100,9 +134,14 @@ def save_table(table: pd.DataFrame, # the table; its index is dropped (reset it 
         f.write(markdown_table(table, digits))
     return csv_path, md_path
 
-def save_figure(figure, stem: str, dataset_name: str, profile: str | object, *, system: str, outputs=None, dpi: int = 150) -> Path:
+
+def save_figure(
+    figure, stem: str, dataset_name: str, profile: str | object, *, system: str, outputs=None, dpi: int = 150
+) -> Path:
     "Save a matplotlib figure as `{stem}_{dataset_name}.png` (atomically, no software metadata) into the system's outputs folder."
-    path = (Path(outputs) if outputs else outputs_dir(profile, system)) / f"{safe_name(f'{stem}_{dataset_name}', 'figure name')}.png"
+    path = (
+        Path(outputs) if outputs else outputs_dir(profile, system)
+    ) / f"{safe_name(f'{stem}_{dataset_name}', 'figure name')}.png"
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     return path
@@ -128,6 +167,7 @@ def _json_default(value):
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
+
 def cached_frame(path: str | Path, compute: Callable[[], pd.DataFrame], reuse: bool = True) -> pd.DataFrame:
     "The DataFrame stored as CSV at `path`, or `compute()` written there (atomically) first."
     path = Path(path)
@@ -141,19 +181,24 @@ def cached_frame(path: str | Path, compute: Callable[[], pd.DataFrame], reuse: b
 # %% ../nbs/07_experiments.ipynb #b8ed517d
 _PARALLEL_ITEMS: list = []  # (fn, item) pairs, set just before the workers fork: the children inherit them
 
+
 def _run_item(index: int, threads: int):
     torch.set_num_threads(threads)
     fn, item = _PARALLEL_ITEMS[index]
     try:
         return fn(item)
     except Exception as error:
-        raise RuntimeError(f"parallel_map: item {index} ({str(item)[:80]}) failed: {type(error).__name__}: {error}") from error
+        raise RuntimeError(
+            f"parallel_map: item {index} ({str(item)[:80]}) failed: {type(error).__name__}: {error}"
+        ) from error
 
 # %% ../nbs/07_experiments.ipynb #bcf4ad46
-def parallel_map(fn: Callable, # called once per item, in a forked child process
-                 items: Sequence, workers: int = 2, # processes at once; <= 1 runs in this process
-                 threads: int = 1, # torch threads per child
-                ) -> list:
+def parallel_map(
+    fn: Callable,  # called once per item, in a forked child process
+    items: Sequence,
+    workers: int = 2,  # processes at once; <= 1 runs in this process
+    threads: int = 1,  # torch threads per child
+) -> list:
     "`[fn(item) for item in items]`, `workers` at a time in forked processes; results in the items' order."
     global _PARALLEL_ITEMS
     if workers <= 1 or len(items) <= 1:
@@ -174,10 +219,12 @@ def source_hash(root: str | Path) -> str:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
+
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
     "`source_hash` of the installed `deid_nb` package (once per process)."
     return source_hash(Path(deid_nb.__file__).resolve().parent)
+
 
 def results_key(people: Sequence[Person], *extra) -> str:
     "A short hash of the code version, the people's ids and documents and anything else that changes a result."

@@ -24,8 +24,11 @@ __all__ = ['INVISIBLE_CHARACTERS', 'UNIT_PATTERN', 'CONFUSABLES', 'MASKING_PRIOR
            'mask_fraction_of_types']
 
 # %% ../nbs/03_masking.ipynb #2a895f75
-INVISIBLE_CHARACTERS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen; zero-width space, non-joiner, joiner; word joiner; BOM
+INVISIBLE_CHARACTERS = (
+    "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen; zero-width space, non-joiner, joiner; word joiner; BOM
+)
 UNIT_PATTERN = re.compile("|".join(re.escape(m) for m in MASK_ALIASES) + rf"|\b\w+(?:[{INVISIBLE_CHARACTERS}]+\w+)*\b")
+
 
 def text_units(text: str) -> list[str]:
     "The units of `text`, in order: mask tokens and `\\b\\w+\\b` words (joined across invisible characters)."
@@ -33,24 +36,74 @@ def text_units(text: str) -> list[str]:
 
 # %% ../nbs/03_masking.ipynb #1355908d
 _LOOKALIKES = {  # Unicode name prefix: {letter: the Latin letter it is drawn like}
-    "CYRILLIC CAPITAL LETTER": dict(A="A", VE="B", ES="C", IE="E", EN="H", SHHA="H", JE="J", KA="K", EM="M", O="O", ER="P",
-                                    QA="Q", DZE="S", TE="T", WE="W", HA="X", U="Y", **{"BYELORUSSIAN-UKRAINIAN I": "I"}),
-    "CYRILLIC SMALL LETTER": dict(A="a", ES="c", IE="e", SHHA="h", JE="j", O="o", ER="p", QA="q", DZE="s", WE="w", HA="x",
-                                  U="y", **{"KOMI DE": "d", "BYELORUSSIAN-UKRAINIAN I": "i"}),
-    "GREEK CAPITAL LETTER": dict(ALPHA="A", BETA="B", EPSILON="E", ZETA="Z", ETA="H", IOTA="I", KAPPA="K", MU="M", NU="N",
-                                 OMICRON="O", RHO="P", TAU="T", UPSILON="Y", CHI="X"),
+    "CYRILLIC CAPITAL LETTER": dict(
+        A="A",
+        VE="B",
+        ES="C",
+        IE="E",
+        EN="H",
+        SHHA="H",
+        JE="J",
+        KA="K",
+        EM="M",
+        O="O",
+        ER="P",
+        QA="Q",
+        DZE="S",
+        TE="T",
+        WE="W",
+        HA="X",
+        U="Y",
+        **{"BYELORUSSIAN-UKRAINIAN I": "I"},
+    ),
+    "CYRILLIC SMALL LETTER": dict(
+        A="a",
+        ES="c",
+        IE="e",
+        SHHA="h",
+        JE="j",
+        O="o",
+        ER="p",
+        QA="q",
+        DZE="s",
+        WE="w",
+        HA="x",
+        U="y",
+        **{"KOMI DE": "d", "BYELORUSSIAN-UKRAINIAN I": "i"},
+    ),
+    "GREEK CAPITAL LETTER": dict(
+        ALPHA="A",
+        BETA="B",
+        EPSILON="E",
+        ZETA="Z",
+        ETA="H",
+        IOTA="I",
+        KAPPA="K",
+        MU="M",
+        NU="N",
+        OMICRON="O",
+        RHO="P",
+        TAU="T",
+        UPSILON="Y",
+        CHI="X",
+    ),
     "GREEK SMALL LETTER": dict(ALPHA="a", IOTA="i", KAPPA="k", NU="v", OMICRON="o", RHO="p", UPSILON="u", CHI="x"),
 }
-CONFUSABLES = {unicodedata.lookup(f"{script} {name}"): latin for script, letters in _LOOKALIKES.items()
-               for name, latin in letters.items()}
+CONFUSABLES = {
+    unicodedata.lookup(f"{script} {name}"): latin
+    for script, letters in _LOOKALIKES.items()
+    for name, latin in letters.items()
+}
 
 # %% ../nbs/03_masking.ipynb #47190694
 _READ_AS_LATIN, _DROP_INVISIBLE = str.maketrans(CONFUSABLES), dict.fromkeys(map(ord, INVISIBLE_CHARACTERS))
+
 
 def _fold(word: str) -> str:
     "`word` as it reads, case kept: NFKC, invisible characters dropped, lookalikes as Latin in a word with an ASCII letter."
     word = unicodedata.normalize("NFKC", word).translate(_DROP_INVISIBLE)
     return word.translate(_READ_AS_LATIN) if any(c.isascii() and c.isalpha() for c in word) else word
+
 
 def type_key(word: str) -> str:
     "The normal form that makes two units the same word type: `word.lower()` on ASCII, else folded and casefolded."
@@ -60,6 +113,7 @@ def type_key(word: str) -> str:
 def word_types(text: str) -> list[str]:
     "Unique word types (`type_key`s) of the units of `text` (masks excluded), in order of first appearance."
     return list(dict.fromkeys(type_key(u) for u in text_units(text) if u not in MASK_ALIASES))
+
 
 def type_groups(units: Sequence[str], positions: Iterable[int] | None = None) -> dict[str, tuple[int, ...]]:
     "The `positions` (None: all) of `units` grouped by word type (`type_key`), in order of first appearance."
@@ -83,6 +137,7 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     hidden = normalise_masks(text, "\x00" * len(MASK_TOKEN))  # every mask spelling has 6 characters: offsets are kept
     return [m.span() for m in WORD_PATTERN.finditer(hidden)]
 
+
 def mask_word_positions(text: str, positions: Iterable[int], mask_token: str = MASK_TOKEN) -> str:
     "Mask the words at the given indices of `word_spans(text)`."
     spans = word_spans(text)
@@ -94,9 +149,14 @@ def mask_word_positions(text: str, positions: Iterable[int], mask_token: str = M
 # %% ../nbs/03_masking.ipynb #b62c80ee
 def _starts_part(word: str, i: int) -> bool:
     "Does a new part of `word` begin at `word[i]` (lower→Upper, UPPER→Upper-lower, letter↔digit)?"
-    before, char, after = word[i - 1], word[i], word[i + 1:i + 2]
-    return ((before.islower() and char.isupper()) or (before.isupper() and char.isupper() and after.islower())
-            or (before.isalpha() and char.isdigit()) or (before.isdigit() and char.isalpha()))
+    before, char, after = word[i - 1], word[i], word[i + 1 : i + 2]
+    return (
+        (before.islower() and char.isupper())
+        or (before.isupper() and char.isupper() and after.islower())
+        or (before.isalpha() and char.isdigit())
+        or (before.isdigit() and char.isalpha())
+    )
+
 
 def word_parts(word: str) -> list[str]:
     "The parts of a unit, as type keys: split at underscores, camelCase and letter↔digit boundaries."
@@ -117,9 +177,11 @@ def _contained_keys(unit: str) -> set[str]:
     runs = {"".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)}
     return {type_key(unit)} | {run for run in runs if len(run) >= 2}
 
+
 def _positions_of(units: Sequence[str], keys: set[str]) -> list[int]:
     "Positions of the units (masks aside) of a type in `keys`, or containing one."
     return [i for i, unit in enumerate(units) if keys and unit not in MASK_ALIASES and _contained_keys(unit) & keys]
+
 
 def _mask_units(text: str, positions: Iterable[int]) -> str:
     "`text` with its units at `positions` replaced by the mask token."
@@ -127,9 +189,10 @@ def _mask_units(text: str, positions: Iterable[int]) -> str:
     return UNIT_PATTERN.sub(lambda m: MASK_TOKEN if next(counter) in chosen else m.group(0), text)
 
 # %% ../nbs/03_masking.ipynb #d8b758d4
-def spread_type_masks(original: str, # the text before masking
-                      masked: str, # `original` with some of its units replaced by mask tokens
-                     ) -> str:
+def spread_type_masks(
+    original: str,  # the text before masking
+    masked: str,  # `original` with some of its units replaced by mask tokens
+) -> str:
     "`masked` with every unit of a masked word type, and every unit containing one as a part, masked too."
     before, after = text_units(original), text_units(masked)
     if len(before) != len(after):
@@ -142,6 +205,7 @@ def word_keys(words: Iterable[str]) -> set[str]:
     "The type keys of the units of `words` (a phrase gives one key per word; mask tokens none)."
     return {type_key(unit) for word in words for unit in text_units(word) if unit not in MASK_ALIASES}
 
+
 def mask_words(text: str, words: Iterable[str]) -> str:
     "`text` with every unit masked that is of the type of one of `words` (by `type_key`) or contains one as a part."
     return _mask_units(text, _positions_of(text_units(text), word_keys(words)))
@@ -153,6 +217,7 @@ def idf_weights(texts: Iterable[str]) -> dict[str, float]:
     frequencies = Counter(t for text in texts for t in set(word_types(text)))
     return {t: math.log(len(texts) / df) for t, df in frequencies.items()}
 
+
 def word_idf(word: str, idf: Mapping[str, float]) -> float:
     "IDF of `word`; unseen words count as the rarest (maximum IDF)."
     value = idf.get(type_key(word))  # (the maximum is computed only when needed: training samples call this per word)
@@ -161,9 +226,11 @@ def word_idf(word: str, idf: Mapping[str, float]) -> float:
 # %% ../nbs/03_masking.ipynb #10b701e6
 MASKING_PRIORS = ("uniform", "idf", "none")
 
+
 @dataclass
 class MaskingPrior:
     "The random word-type masking applied to training documents."
+
     kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "none": no masking
     max_rate: float = 1.0  # p ~ U(0, max_rate)
 
@@ -176,8 +243,13 @@ class MaskingPrior:
         return sample_masked_document(text, rng, self.kind, idf, self.max_rate)
 
 # %% ../nbs/03_masking.ipynb #aa71174e
-def sample_masked_document(text: str, rng: np.random.Generator, prior: str = "uniform",
-                           idf: Mapping[str, float] | None = None, max_rate: float = 1.0) -> str:
+def sample_masked_document(
+    text: str,
+    rng: np.random.Generator,
+    prior: str = "uniform",
+    idf: Mapping[str, float] | None = None,
+    max_rate: float = 1.0,
+) -> str:
     "Draw p ~ U(0, max_rate) and mask round(p × #word types) types chosen by `prior` (every occurrence)."
     types = word_types(text)
     if prior == "none" or not types:

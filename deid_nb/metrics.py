@@ -35,19 +35,24 @@ def _paired(masked: Sequence[str], originals: Sequence[str]) -> tuple[list[str],
                 raise TypeError(f"document {i}: the {kind} text is a {type(text).__name__}, not a string")
     return masked, originals
 
+
 def _masked_counts(masked: Sequence[str], originals: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     "(masks added, words of the original) per document; a document with no words or impossible counts is named."
     added = np.array([count_masks(m) - count_masks(o) for m, o in zip(masked, originals)], dtype=float)
     n_words = np.array([count_words(o) for o in originals], dtype=float)
     for i in np.flatnonzero((n_words == 0) | (added < 0) | (added > n_words)):
-        raise ValueError(f"document {i}: {int(added[i])} masks added to an original of {int(n_words[i])} words"
-                         f"{' (no words)' if n_words[i] == 0 else ''}: not a masking of that original")
+        raise ValueError(
+            f"document {i}: {int(added[i])} masks added to an original of {int(n_words[i])} words"
+            f"{' (no words)' if n_words[i] == 0 else ''}: not a masking of that original"
+        )
     return added, n_words
 
 # %% ../nbs/06_metrics.ipynb #c803ccdb
-def percent_masked(masked: Sequence[str], originals: Sequence[str],
-                   average: str = "document",  # "document": mean of per-document %; "corpus": total masks / total words
-                  ) -> float:
+def percent_masked(
+    masked: Sequence[str],
+    originals: Sequence[str],
+    average: str = "document",  # "document": mean of per-document %; "corpus": total masks / total words
+) -> float:
     "% of the originals' `\\b\\w+\\b` words that are masked in `masked` (masks already in an original do not count)."
     if average not in ("document", "corpus"):
         raise ValueError(f"average must be 'document' or 'corpus', got {average!r}")
@@ -61,16 +66,21 @@ def compressed_size(texts: Iterable[str], joiner: str = "\n", level: int = 9) ->
     "Bytes of zlib(`joiner`.join(texts)) at compression `level` (UTF-8)."
     return len(zlib.compress(joiner.join(texts).encode("utf-8"), level))
 
-def information_loss(masked: Sequence[str], originals: Sequence[str],
-                     joiner: str = "\n",  # placed between documents before compressing
-                     level: int = 9,  # zlib compression level
-                    ) -> float:
+
+def information_loss(
+    masked: Sequence[str],
+    originals: Sequence[str],
+    joiner: str = "\n",  # placed between documents before compressing
+    level: int = 9,  # zlib compression level
+) -> float:
     "1 − |zlib(masked joined)| / |zlib(originals joined)|: the fraction of compressed information removed."
     masked, originals = _paired(masked, originals)
     return 1 - compressed_size(masked, joiner, level) / compressed_size(originals, joiner, level)
 
 # %% ../nbs/06_metrics.ipynb #505474f9
-def _named(reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier]) -> dict[str, Reidentifier]:
+def _named(
+    reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
+) -> dict[str, Reidentifier]:
     "Re-identifiers by name (a mapping's keys, else each model's `.name`); names must be unique."
     if isinstance(reidentifiers, Reidentifier):
         reidentifiers = [reidentifiers]
@@ -86,27 +96,42 @@ def _named(reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, R
     return named
 
 # %% ../nbs/06_metrics.ipynb #c3356aa5
-def reidentification_ranks(documents: Sequence[str], true_ids: Sequence[str],
-                           reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
-                          ) -> pd.DataFrame:
+def reidentification_ranks(
+    documents: Sequence[str],
+    true_ids: Sequence[str],
+    reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
+) -> pd.DataFrame:
     "Tidy ranks: columns document (position), person_id, reidentifier, rank (0-based), reidentified (rank == 0)."
     documents, true_ids = list(documents), list(true_ids)
     if len(documents) != len(true_ids):
         raise ValueError(f"{len(documents)} documents but {len(true_ids)} true ids")
-    frames = [pd.DataFrame({"document": np.arange(len(documents)), "person_id": true_ids, "reidentifier": name,
-                            "rank": np.asarray(model.ranks(documents, true_ids), dtype=np.int64)})
-              for name, model in _named(reidentifiers).items()]
+    frames = [
+        pd.DataFrame(
+            {
+                "document": np.arange(len(documents)),
+                "person_id": true_ids,
+                "reidentifier": name,
+                "rank": np.asarray(model.ranks(documents, true_ids), dtype=np.int64),
+            }
+        )
+        for name, model in _named(reidentifiers).items()
+    ]
     ranks = pd.concat(frames, ignore_index=True)
     ranks["reidentified"] = ranks["rank"] == 0
     return ranks
+
 
 def ensemble_reidentified(ranks: pd.DataFrame) -> pd.Series:
     "Per document (index: document position): True when ANY re-identifier ranks the true profile first."
     return ranks.groupby("document")["reidentified"].any()
 
 # %% ../nbs/06_metrics.ipynb #da4f13b8
-def bootstrap_interval(flags: Sequence[float], # one 0/1 outcome per document (1 = re-identified)
-                       level: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
+def bootstrap_interval(
+    flags: Sequence[float],  # one 0/1 outcome per document (1 = re-identified)
+    level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, float]:
     "Percentile bootstrap interval, in %, of the mean of `flags` (documents resampled with replacement)."
     flags = np.asarray(flags, dtype=float)
     if not len(flags):
@@ -119,14 +144,20 @@ def bootstrap_interval(flags: Sequence[float], # one 0/1 outcome per document (1
 def reidentification_summary(ranks: pd.DataFrame) -> dict[str, float]:
     "Ensemble re-identification % (also without each member) and per re-identifier top-1 %, with 95% bootstrap intervals, median and mean rank."
     ensemble = ensemble_reidentified(ranks)
-    summary = {"documents": int(ranks["document"].nunique()),
-               "ensemble_reid": float(100 * ensemble.mean()) if len(ranks) else float("nan")}
+    summary = {
+        "documents": int(ranks["document"].nunique()),
+        "ensemble_reid": float(100 * ensemble.mean()) if len(ranks) else float("nan"),
+    }
     summary["ensemble_reid_low"], summary["ensemble_reid_high"] = bootstrap_interval(ensemble)
     for name, group in ranks.groupby("reidentifier", sort=False):
         summary[f"{name}_top1"] = float(100 * group["reidentified"].mean())
         summary[f"{name}_top1_low"], summary[f"{name}_top1_high"] = bootstrap_interval(group["reidentified"])
-        if ranks["reidentifier"].nunique() > 1:  # the ensemble without this member (e.g. without the search's own adversary)
-            summary[f"ensemble_reid_without_{name}"] = float(100 * ensemble_reidentified(ranks[ranks.reidentifier != name]).mean())
+        if (
+            ranks["reidentifier"].nunique() > 1
+        ):  # the ensemble without this member (e.g. without the search's own adversary)
+            summary[f"ensemble_reid_without_{name}"] = float(
+                100 * ensemble_reidentified(ranks[ranks.reidentifier != name]).mean()
+            )
         summary[f"{name}_median_rank"] = float(group["rank"].median())
         summary[f"{name}_mean_rank"] = float(group["rank"].mean())
     return summary
@@ -144,33 +175,45 @@ def _originals(texts: Mapping[str, str], people: Iterable[Person]) -> list[str]:
     return [by_id[pid] for pid in texts]
 
 # %% ../nbs/06_metrics.ipynb #54e87bef
-def evaluate_texts(texts: Mapping[str, str],  # {person_id: text standing for that person's document}
-                   people: Iterable[Person],  # the people (originals); at least those in `texts`
-                   reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
-                   **labels,  # extra columns for the row, e.g. method="text_anon"
-                  ) -> dict:
+def evaluate_texts(
+    texts: Mapping[str, str],  # {person_id: text standing for that person's document}
+    people: Iterable[Person],  # the people (originals); at least those in `texts`
+    reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
+    **labels,  # extra columns for the row, e.g. method="text_anon"
+) -> dict:
     "Privacy (ensemble and per-model re-identification) and information loss of arbitrary texts about `people`."
     originals = _originals(texts, people)
     ranks = reidentification_ranks(list(texts.values()), list(texts), reidentifiers)
     words_ratio = sum(map(count_words, texts.values())) / max(sum(map(count_words, originals)), 1)
-    return {**labels, **reidentification_summary(ranks),
-            "information_loss": 100 * information_loss(list(texts.values()), originals) if texts else float("nan"),
-            "words_ratio": words_ratio}
+    return {
+        **labels,
+        **reidentification_summary(ranks),
+        "information_loss": 100 * information_loss(list(texts.values()), originals) if texts else float("nan"),
+        "words_ratio": words_ratio,
+    }
 
 # %% ../nbs/06_metrics.ipynb #93f60b54
-def evaluate_masking(masked: Mapping[str, str], people: Iterable[Person],
-                     reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
-                     **labels) -> dict:
+def evaluate_masking(
+    masked: Mapping[str, str],
+    people: Iterable[Person],
+    reidentifiers: Reidentifier | Sequence[Reidentifier] | Mapping[str, Reidentifier],
+    **labels,
+) -> dict:
     "`evaluate_texts` plus % of words masked: one row of the paper's Table 2."
     people = list(people)
     row = evaluate_texts(masked, people, reidentifiers, **labels)
-    row["percent_masked"] = percent_masked(list(masked.values()), _originals(masked, people)) if masked else float("nan")
+    row["percent_masked"] = (
+        percent_masked(list(masked.values()), _originals(masked, people)) if masked else float("nan")
+    )
     return row
 
 # %% ../nbs/06_metrics.ipynb #ab993605
 class FirstPlaces(Reidentifier):
     "An evaluator's view of `model`: ranks from its reduced-precision copy, re-scored at full precision near first place."
-    exact_ranks = False  # only rank 0 is the model's own (a model lacks the attribute: exact): never certify with this view
+
+    exact_ranks = (
+        False  # only rank 0 is the model's own (a model lacks the attribute: exact): never certify with this view
+    )
 
     def __init__(self, model: Reidentifier, dtype: str = "auto", margin: float = 0.3):
         if not margin > 0:
@@ -179,9 +222,11 @@ class FirstPlaces(Reidentifier):
         self.trained_in = getattr(model, "trained_in", None)  # what results computed with it depend on
         super().__init__(model.candidate_ids)
 
-    def score_batch(self, documents: list[str]) -> np.ndarray: return self.model.score(documents)
+    def score_batch(self, documents: list[str]) -> np.ndarray:
+        return self.model.score(documents)
 
-    def __repr__(self): return f"FirstPlaces({self.model!r}, margin={self.margin})"
+    def __repr__(self):
+        return f"FirstPlaces({self.model!r}, margin={self.margin})"
 
 # %% ../nbs/06_metrics.ipynb #cb868231
 @patch
@@ -195,7 +240,8 @@ def ranks(self: FirstPlaces, documents: Sequence[str] | str, true_ids: Sequence[
     scores = np.array(self.fast.score(documents), dtype=np.float32)
     if self.fast is not self.model and len(documents):
         rows = np.arange(len(documents))
-        others = scores.copy(); others[rows, columns] = -np.inf
+        others = scores.copy()
+        others[rows, columns] = -np.inf
         close = np.flatnonzero(np.abs(scores[rows, columns] - others.max(axis=1)) <= self.margin)
         if len(close):
             scores[close] = self.model.score([documents[i] for i in close])

@@ -29,6 +29,7 @@ __all__ = ['logger', 'DIRECTIVE', 'HIDDEN', 'SAVERS', 'FOLD_ROWS', 'RESULTS_NOTE
 # %% ../nbs/09a_pages.ipynb #9a000007
 DIRECTIVE = re.compile(r"^\s*#\|\s?(.*?)\s*$")
 
+
 def directives(source: str) -> dict[str, str]:
     "The nbdev directives of a cell's source, as {name: value} (value '' for a bare `#| name`)."
     found = {}
@@ -37,6 +38,7 @@ def directives(source: str) -> dict[str, str]:
         found[name] = value.strip()
     return found
 
+
 def without_directives(source: str) -> str:
     "The source less its directive lines."
     return "\n".join(line for line in source.splitlines() if not DIRECTIVE.match(line)).strip("\n")
@@ -44,10 +46,12 @@ def without_directives(source: str) -> str:
 # %% ../nbs/09a_pages.ipynb #9a000009
 HIDDEN = ("hide", "default_exp")  # directives whose cells a page leaves out, as nbdev's docs do
 
+
 def runs_for_docs(cell) -> bool:
     "Whether a cell runs when a chapter's outputs are made: a code cell, not `#| slow` (which `make test` skips too) nor `#| eval: false`."
     found = directives(cell.source) if cell.cell_type == "code" else {}
     return cell.cell_type == "code" and "slow" not in found and found.get("eval") != "false"
+
 
 def shown_output(output) -> bool:
     "Whether a page shows an output: everything but stderr (warnings, progress bars, log lines)."
@@ -67,6 +71,7 @@ def page_cell(cell) -> nbformat.NotebookNode | None:
         cell.metadata.setdefault("transient", {})["remove_source"] = True
     return cell
 
+
 def page_cells(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     "A copy of `notebook` with its cells as a page shows them."
     shown = copy.deepcopy(notebook)
@@ -82,16 +87,22 @@ def portable_text(text: str, roots: dict[str, str] | None = None) -> str:
     text = re.sub(r"\b\d+\.\d+ ?m?s\b", "<time>", text)
     return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
 
+
 def coalesced(outputs: list) -> list:
     "Consecutive stream outputs of one name joined, so a run stores the same outputs however its prints were flushed."
     joined = []
     for output in outputs:
         last = joined[-1] if joined else {}
-        if output.get("output_type") == "stream" and last.get("output_type") == "stream" and last.get("name") == output.get("name"):
+        if (
+            output.get("output_type") == "stream"
+            and last.get("output_type") == "stream"
+            and last.get("name") == output.get("name")
+        ):
             joined[-1] = {**last, "text": "".join(last["text"]) + "".join(output["text"])}
         else:
             joined.append(output)
     return joined
+
 
 def portable_output(output, roots: dict[str, str] | None = None):
     "A copy of a notebook output with `portable_text` applied to its text (stored as lines, as Jupyter does), and no execution count."
@@ -112,11 +123,18 @@ def execute_chapter(notebook: Path, cwd: Path | None = None, timeout: int = 900)
     runnable = copy.deepcopy(nb)
     runnable.cells = [c for c in runnable.cells if runs_for_docs(c)]
     try:
-        NotebookClient(runnable, timeout=timeout, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": str(cwd or Path(notebook).parent)}},
-                       extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()  # not ipykernel's TCP warning per chapter
+        NotebookClient(
+            runnable,
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(cwd or Path(notebook).parent)}},
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        ).execute()  # not ipykernel's TCP warning per chapter
     except Exception as error:  # a dead kernel or a timeout: keep what ran
-        logger.warning("%s did not finish executing (%s); its page shows the outputs so far", Path(notebook).name, error)
+        logger.warning(
+            "%s did not finish executing (%s); its page shows the outputs so far", Path(notebook).name, error
+        )
     outputs = {c.id: c.outputs for c in runnable.cells}
     for cell in (c for c in nb.cells if c.cell_type == "code"):
         cell.outputs, cell.execution_count = outputs.get(cell.id, []), None
@@ -125,7 +143,9 @@ def execute_chapter(notebook: Path, cwd: Path | None = None, timeout: int = 900)
 # %% ../nbs/09a_pages.ipynb #9a000011
 def store_outputs(notebook: Path, executed: nbformat.NotebookNode, roots: dict[str, str] | None = None) -> int:
     "Write what a page shows of `executed`'s outputs, portable, into `notebook`'s code cells by id; returns the cells with outputs."
-    failed = [c.id for c in executed.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
+    failed = [
+        c.id for c in executed.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)
+    ]
     if failed:
         raise RuntimeError(f"{Path(notebook).name}: cell(s) {failed} failed; its outputs were not stored")
     shown = {c.id: c for c in map(page_cell, executed.cells) if c is not None and c.cell_type == "code"}
@@ -133,7 +153,9 @@ def store_outputs(notebook: Path, executed: nbformat.NotebookNode, roots: dict[s
     before = copy.deepcopy(raw)
     for cell in (c for c in raw["cells"] if c["cell_type"] == "code"):
         outputs = coalesced(shown[cell["id"]].outputs) if cell["id"] in shown else []
-        cell["outputs"] = [json.loads(json.dumps(portable_output(o, roots), sort_keys=True)) for o in outputs]  # keys as Jupyter writes them
+        cell["outputs"] = [
+            json.loads(json.dumps(portable_output(o, roots), sort_keys=True)) for o in outputs
+        ]  # keys as Jupyter writes them
         cell["execution_count"] = None
     if raw != before:  # unchanged notebooks are not rewritten; keys keep their order
         with atomic_write(notebook, encoding="utf-8") as f:
@@ -143,23 +165,33 @@ def store_outputs(notebook: Path, executed: nbformat.NotebookNode, roots: dict[s
 # %% ../nbs/09a_pages.ipynb #9a000015
 SAVERS = ("save_table", "save_figure")
 
+
 def saved_files(source: str) -> list[tuple[str, str]]:
     "(stem, system) of each `save_table` / `save_figure` call in `source` whose stem and system are written out, in order."
     try:
         tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
     except SyntaxError:
         return []
-    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) in SAVERS),
-                   key=lambda n: (n.lineno, n.col_offset))
+    calls = sorted(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) in SAVERS
+        ),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
     found = []
     for call in calls:
-        system = next((k.value.value for k in call.keywords if k.arg == "system" and isinstance(k.value, ast.Constant)), None)
+        system = next(
+            (k.value.value for k in call.keywords if k.arg == "system" and isinstance(k.value, ast.Constant)), None
+        )
         stem = call.args[1].value if len(call.args) > 1 and isinstance(call.args[1], ast.Constant) else None
         found += [(stem, system)] if isinstance(stem, str) and isinstance(system, str) else []
     return list(dict.fromkeys(found))
 
 # %% ../nbs/09a_pages.ipynb #9a000017
 FOLD_ROWS = 25  # a committed table longer than this is folded on the page
+
 
 def committed_markdown(stem: str, system: str, figures_dir: Path, datasets: list[str]) -> str:
     "The committed table and figure of `stem` in `figures_dir/system` for each of `datasets`, as Markdown ('' when there is none)."
@@ -170,18 +202,27 @@ def committed_markdown(stem: str, system: str, figures_dir: Path, datasets: list
         if len(text.splitlines()) > FOLD_ROWS + 2:
             text = f"<details><summary>the table ({len(text.splitlines()) - 2} rows)</summary>\n\n{text}\n\n</details>"
         shown = [text] if text else []
-        shown += [f"![{stem}, {DATASET_TITLES.get(dataset, dataset)}](figures/{system}/{figure.name})"] if figure.exists() else []
+        shown += (
+            [f"![{stem}, {DATASET_TITLES.get(dataset, dataset)}](figures/{system}/{figure.name})"]
+            if figure.exists()
+            else []
+        )
         where = f"`figures/{system}/{stem}_{dataset}`"
         parts += [f"**{DATASET_TITLES.get(dataset, dataset)}** — committed {where}", *shown] if shown else []
     return "\n\n".join(parts)
 
 # %% ../nbs/09a_pages.ipynb #9a000019
-RESULTS_NOTE = ("> **This page shows the committed outputs of the last default run.** Its code was not run to build the page: after each "
-                "cell that saves a table or figure come the files that cell saved in `figures/` ({links}). "
-                "`deid-nb reproduce --only {name}` runs it again, and `make docs` then shows the executed notebook.")
+RESULTS_NOTE = (
+    "> **This page shows the committed outputs of the last default run.** Its code was not run to build the page: after each "
+    "cell that saves a table or figure come the files that cell saved in `figures/` ({links}). "
+    "`deid-nb reproduce --only {name}` runs it again, and `make docs` then shows the executed notebook."
+)
 NO_RESULTS_NOTE = "> **This notebook has not been run here, and `figures/` holds no table or figure of it**: its code is shown without outputs."
 
-def with_committed_results(notebook: nbformat.NotebookNode, name: str, figures_dir: Path, datasets: list[str]) -> nbformat.NotebookNode:
+
+def with_committed_results(
+    notebook: nbformat.NotebookNode, name: str, figures_dir: Path, datasets: list[str]
+) -> nbformat.NotebookNode:
     "A copy of an unexecuted experiment notebook with the committed files each cell saved after it, and a note under its title."
     cells, systems = [], []
     for cell in copy.deepcopy(notebook.cells):

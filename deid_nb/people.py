@@ -32,6 +32,7 @@ __all__ = ['logger', 'ON_ERROR', 'Person', 'DataError', 'SkippedRecord', 'People
 @dataclass
 class Person:
     "One person: a unique id, the document about them, and their profile (ordered key → value)."
+
     person_id: str
     document: str
     profile: dict[str, str]
@@ -46,15 +47,19 @@ class Person:
 class DataError(ValueError):
     "A data source cannot be read; the message names the source, the place and the problem."
 
+
 @dataclass(frozen=True)
 class SkippedRecord:
     "A record a loader left out: where it was, its id (if it had one) and why."
+
     where: str
     person_id: object
     reason: str
 
+
 class People(list):
     "A list of `Person`s that also reports the records left out of it (`.skipped`)."
+
     def __init__(self, people: Iterable[Person] = (), skipped: Iterable[SkippedRecord] = ()):
         super().__init__(people)
         self.skipped = list(skipped)
@@ -62,9 +67,11 @@ class People(list):
 # %% ../nbs/01_people.ipynb #95c2f698
 ON_ERROR = ("skip", "raise")
 
+
 def check_on_error(on_error: str):
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+
 
 def reject_record(record: SkippedRecord, on_error: str, skipped: list[SkippedRecord]):
     "Raise `record` as a `DataError`, or log it and add it to `skipped`."
@@ -90,10 +97,12 @@ def _record_problem(person: Person, seen: Mapping[str, str]) -> str | None:
     return None
 
 # %% ../nbs/01_people.ipynb #5208b4ea
-def validate_people(people: Iterable[Person], source: str = "data",
-                    on_error: str = "skip", # "skip": log the bad record, report it in `.skipped` and go on; "raise": DataError
-                    locations: list[str] | None = None, # where each person came from ("line 7"); default "record i"
-                   ) -> People:
+def validate_people(
+    people: Iterable[Person],
+    source: str = "data",
+    on_error: str = "skip",  # "skip": log the bad record, report it in `.skipped` and go on; "raise": DataError
+    locations: list[str] | None = None,  # where each person came from ("line 7"); default "record i"
+) -> People:
     "The usable people; a bad record (see `_record_problem`) is skipped and reported, or raises; none usable raises."
     check_on_error(on_error)
     skipped, people = list(getattr(people, "skipped", ())), list(people)
@@ -114,6 +123,7 @@ def validate_people(people: Iterable[Person], source: str = "data",
 def linearise_profile(profile: Mapping[str, str], key_value_sep: str = " || ", row_sep: str = "\n") -> str:
     "The profile as text, one `key || value` row per field, in the profile's order."
     return row_sep.join(f"{key.replace('_', ' ')}{key_value_sep}{value}" for key, value in profile.items())
+
 
 def profile_bm25_text(profile: Mapping[str, str]) -> str:
     "The profile as BM25 sees it: `key : value` rows joined by spaces."
@@ -160,10 +170,13 @@ def _csv_records(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
                 raise DataError(f"{path}: the file is empty (expected a header line, then one line per record)")
             for record in reader:
                 if record and len(record) != len(header):
-                    raise DataError(f"{path}: line {start} has {len(record)} fields but the header has {len(header)} "
-                                    "(an unquoted comma, or a missing field?)")
+                    raise DataError(
+                        f"{path}: line {start} has {len(record)} fields but the header has {len(header)} "
+                        "(an unquoted comma, or a missing field?)"
+                    )
                 if record:
-                    records.append(record); lines.append(start)
+                    records.append(record)
+                    lines.append(start)
                 start = reader.line_num + 1
         except csv.Error as error:
             raise DataError(f"{path}: line {reader.line_num} is not valid CSV ({error})") from None
@@ -186,6 +199,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     numbers, records = zip(*jsonl_records(path))
     return pd.DataFrame.from_records(list(records), index=pd.Index(numbers, name="line"))
 
+
 def _read_json(path: Path) -> pd.DataFrame:
     "A JSON file holding a list of objects, numbers kept as written, indexed by record number."
     records = json.loads(path.read_text(encoding="utf-8"), parse_int=str, parse_float=str)
@@ -195,6 +209,7 @@ def _read_json(path: Path) -> pd.DataFrame:
 
 # %% ../nbs/01_people.ipynb #8607aa33
 _TABLE_READERS = {".csv": _read_csv, ".jsonl": _read_jsonl, ".json": _read_json}
+
 
 def read_table(table) -> pd.DataFrame:
     "A DataFrame as given, or a .csv / .jsonl / .json file read strictly; the index says where each record was."
@@ -222,6 +237,7 @@ def clean_value(value) -> str:
         return ", ".join(str(v).strip() for v in value if str(v).strip())
     return str(value).strip()
 
+
 def id_text(value):
     "An id as loaded: text without its surrounding spaces, integers as written, missing as empty; anything else is left for validation to reject."
     if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -248,13 +264,15 @@ def _row_profile(row: Mapping, profile_columns: list[str] | None, profile_column
     return {str(k): clean_value(v) for k, v in raw.items() if clean_value(v)}
 
 # %% ../nbs/01_people.ipynb #d592f0df
-def people_from_table(table, # a DataFrame, or the path of a .csv / .jsonl / .json file
-                      id_column: str = "id", document_column: str = "document",
-                      profile_columns: list[str] | None = None, # the profile's columns (default: all others)
-                      profile_column: str | None = None, # or: one column holding the profile as a dict / JSON object
-                      source: str | None = None, # how messages name the table (default: its path)
-                      on_error: str = "skip", # a bad record: "skip" (log, report in `.skipped`) or "raise"
-                     ) -> People:
+def people_from_table(
+    table,  # a DataFrame, or the path of a .csv / .jsonl / .json file
+    id_column: str = "id",
+    document_column: str = "document",
+    profile_columns: list[str] | None = None,  # the profile's columns (default: all others)
+    profile_column: str | None = None,  # or: one column holding the profile as a dict / JSON object
+    source: str | None = None,  # how messages name the table (default: its path)
+    on_error: str = "skip",  # a bad record: "skip" (log, report in `.skipped`) or "raise"
+) -> People:
     "People from a table; a broken file raises `DataError`, a bad record is skipped and reported (or raises), each named by line."
     check_on_error(on_error)
     source, frame = source or (str(table) if not isinstance(table, pd.DataFrame) else "table"), read_table(table)
@@ -267,20 +285,59 @@ def people_from_table(table, # a DataFrame, or the path of a .csv / .jsonl / .js
     for index, row in zip(frame.index, frame.to_dict("records")):
         location = f"{frame.index.name or 'row'} {index}"
         try:
-            people.append(Person(id_text(row[id_column]), clean_value(row[document_column]), _row_profile(row, profile_columns, profile_column)))
+            people.append(
+                Person(
+                    id_text(row[id_column]),
+                    clean_value(row[document_column]),
+                    _row_profile(row, profile_columns, profile_column),
+                )
+            )
             locations.append(location)
         except DataError as error:
-            reject_record(SkippedRecord(f"{source}: {location}", id_text(row[id_column]), str(error)), on_error, skipped)
+            reject_record(
+                SkippedRecord(f"{source}: {location}", id_text(row[id_column]), str(error)), on_error, skipped
+            )
     return validate_people(People(people, skipped), source, on_error, locations)
 
 # %% ../nbs/01_people.ipynb #77f4b0d0
 _SYNTH = dict(
-    first=["alma", "boris", "chidi", "dagny", "emil", "farah", "goran", "hana", "ivo", "jun", "kemal", "lena", "mateo", "nadia", "oskar", "priya"],
-    last=["arden", "brightwater", "castellan", "dunmore", "eskel", "fairwood", "grell", "holloway", "ivers", "jansky", "kettering", "lowry"],
+    first=[
+        "alma",
+        "boris",
+        "chidi",
+        "dagny",
+        "emil",
+        "farah",
+        "goran",
+        "hana",
+        "ivo",
+        "jun",
+        "kemal",
+        "lena",
+        "mateo",
+        "nadia",
+        "oskar",
+        "priya",
+    ],
+    last=[
+        "arden",
+        "brightwater",
+        "castellan",
+        "dunmore",
+        "eskel",
+        "fairwood",
+        "grell",
+        "holloway",
+        "ivers",
+        "jansky",
+        "kettering",
+        "lowry",
+    ],
     occupation=["painter", "footballer", "politician", "chemist", "novelist", "violinist", "architect", "cyclist"],
     nationality=["norwegian", "brazilian", "kenyan", "canadian", "polish", "japanese", "chilean", "irish"],
     city=["bergen", "recife", "mombasa", "halifax", "gdansk", "sendai", "valparaiso", "cork"],
-    club=["rovers", "united", "athletic", "city", "wanderers"])
+    club=["rovers", "united", "athletic", "city", "wanderers"],
+)
 
 # %% ../nbs/01_people.ipynb #d6e25864
 def make_synthetic_people(n: int = 40, seed: int = 0) -> list[Person]:
@@ -292,31 +349,41 @@ def make_synthetic_people(n: int = 40, seed: int = 0) -> list[Person]:
         first, last, job, nat, city = pick("first"), pick("last"), pick("occupation"), pick("nationality"), pick("city")
         year = int(rng.randint(1900, 2000))
         pronoun = ["he", "she"][rng.randint(2)]
-        document = (f"{first} {last} ( born {year} in {city} ) is a {nat} {job} . "
-                    f"{pronoun} is known for work with {city} {pick('club')} .")
-        profile = {"name": f"{first} {last}", "birth_date": str(year), "birth_place": city,
-                   "nationality": nat, "occupation": job}
+        document = (
+            f"{first} {last} ( born {year} in {city} ) is a {nat} {job} . "
+            f"{pronoun} is known for work with {city} {pick('club')} ."
+        )
+        profile = {
+            "name": f"{first} {last}",
+            "birth_date": str(year),
+            "birth_place": city,
+            "nationality": nat,
+            "occupation": job,
+        }
         people.append(Person(f"synthetic-{i}", document, profile, {"synthetic": True}))
     return people
 
 # %% ../nbs/01_people.ipynb #5fd7fc10
-def split_indices(n: int, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), seed: int = 0) -> dict[str, list[int]]:
+def split_indices(
+    n: int, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), seed: int = 0
+) -> dict[str, list[int]]:
     "Deterministic train/validation/test index lists (sorted) from a seeded permutation of `range(n)`."
     if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9 or min(fractions) < 0:
         raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
     order = np.random.RandomState(seed).permutation(n)
     n_train, n_validation = int(round(fractions[0] * n)), int(round(fractions[1] * n))
-    parts = order[:n_train], order[n_train:n_train + n_validation], order[n_train + n_validation:]
+    parts = order[:n_train], order[n_train : n_train + n_validation], order[n_train + n_validation :]
     return {name: sorted(int(i) for i in part) for name, part in zip(("train", "validation", "test"), parts)}
 
 # %% ../nbs/01_people.ipynb #0a55db14
 @dataclass
 class PeopleDataset:
     "A named list of people with deterministic splits; the candidate pool is every person. The name must be `safe_name`-safe (it names artifact folders)."
+
     name: str
     people: list[Person]
     splits: dict[str, list[int]]
-    skipped: list[SkippedRecord] = field(default_factory=list) # records the loader left out, and why
+    skipped: list[SkippedRecord] = field(default_factory=list)  # records the loader left out, and why
 
     def __post_init__(self):
         safe_name(self.name, "dataset name")
@@ -338,5 +405,12 @@ class PeopleDataset:
         "Ids of the candidate pool: all people of all splits, in dataset order."
         return [p.person_id for p in self.people]
 
-    def __len__(self): return len(self.people)
-    def __repr__(self): return f"PeopleDataset({self.name!r}, {len(self)} people, " + ", ".join(f"{k}={len(v)}" for k, v in self.splits.items()) + ")"
+    def __len__(self):
+        return len(self.people)
+
+    def __repr__(self):
+        return (
+            f"PeopleDataset({self.name!r}, {len(self)} people, "
+            + ", ".join(f"{k}={len(v)}" for k, v in self.splits.items())
+            + ")"
+        )

@@ -20,86 +20,352 @@ __all__ = ['DATASET_ORDER', 'DATASET_TITLES', 'SYSTEM_PAGES', 'RESULT_SECTIONS',
 
 # %% ../nbs/08b_readme.ipynb #2743b903
 DATASET_ORDER = ("wikibio_2000", "wikibio_mini", "wiki_annotated", "all")
-DATASET_TITLES = {"wikibio_2000": "WikiBio-2000", "wikibio_mini": "WikiBio-mini", "wiki_annotated": "the 100 TAB-annotated bios", "all": "all datasets"}
+DATASET_TITLES = {
+    "wikibio_2000": "WikiBio-2000",
+    "wikibio_mini": "WikiBio-mini",
+    "wiki_annotated": "the 100 TAB-annotated bios",
+    "all": "all datasets",
+}
 
 # %% ../nbs/08b_readme.ipynb #5a1e0c01
 SYSTEM_PAGES = {  # system folder → (title, the notebooks behind it, how our scale differs from the paper's)
-    "data": ("The data", "`nbs/02`, `nbs/02b` (loaders), `nbs/63` (this overview)", "the datasets every system runs on; none is committed to the repository."),
-    "nn_deid": ("NN DeID (Morris, Chiu, Zabih & Rush, 2022)", "chapters `nbs/10`–`19`, experiments `nbs/20`–`29`",
-                "the paper ranks all 728,321 WikiBio people with RoBERTa/TAPAS encoders trained on GPUs; we rank the people of the "
-                "datasets below with all-MiniLM-L6-v2 bi-encoders trained for minutes on a 2-core CPU."),
-    "sanitize": ("Sanitization with privacy-risk indicators (Papadopoulou, Lison, Anderson, Øvrelid & Pilán, 2023)", "chapters `nbs/30`–`34b`, "
-                 "experiments `nbs/35`–`38`", "the paper trains on 453 annotated Wikipedia biographies and the ECHR court cases; we have "
-                 "its 100 annotated test biographies (indicators cross-validated on them), MiniLM and SmolLM2-135M; no court cases."),
-    "infill": ("Retrieval + infilling re-identification attack (Charpentier & Lison)", "chapters `nbs/40`–`44`, experiments `nbs/45`–`49`",
-               "the paper retrieves from millions of Wikipedia articles with a fine-tuned ColBERT and infills with fine-tuned GLM and "
-               "Phi-1.5; we retrieve from a few thousand biographies with MiniLM zero-shot and infill with a copy infiller and SmolLM2-135M."),
-    "adversarial": ("Adversarial privacy-preserving representations (Friedrich, Köhn, Wiedemann & Biemann, 2019)",
-                    "chapters `nbs/50`–`54`, experiments `nbs/55`–`57`", "the paper trains on i2b2 2014 (licensed, not available here) with "
-                    "FastText and GloVe; we train on silver-tagged WikiBio-2000 with substitute embeddings, so only the pattern compares."),
-    "report": ("The privacy report card", "chapters `nbs/60`–`61b`, experiment `nbs/62`",
-               "every redaction of the package against every attack, on the first test documents of NN DeID's Table 2."),
+    "data": (
+        "The data",
+        "`nbs/02`, `nbs/02b` (loaders), `nbs/63` (this overview)",
+        "the datasets every system runs on; none is committed to the repository.",
+    ),
+    "nn_deid": (
+        "NN DeID (Morris, Chiu, Zabih & Rush, 2022)",
+        "chapters `nbs/10`–`19`, experiments `nbs/20`–`29`",
+        "the paper ranks all 728,321 WikiBio people with RoBERTa/TAPAS encoders trained on GPUs; we rank the people of the "
+        "datasets below with all-MiniLM-L6-v2 bi-encoders trained for minutes on a 2-core CPU.",
+    ),
+    "sanitize": (
+        "Sanitization with privacy-risk indicators (Papadopoulou, Lison, Anderson, Øvrelid & Pilán, 2023)",
+        "chapters `nbs/30`–`34b`, experiments `nbs/35`–`38`",
+        "the paper trains on 453 annotated Wikipedia biographies and the ECHR court cases; we have "
+        "its 100 annotated test biographies (indicators cross-validated on them), MiniLM and SmolLM2-135M; no court cases.",
+    ),
+    "infill": (
+        "Retrieval + infilling re-identification attack (Charpentier & Lison)",
+        "chapters `nbs/40`–`44`, experiments `nbs/45`–`49`",
+        "the paper retrieves from millions of Wikipedia articles with a fine-tuned ColBERT and infills with fine-tuned GLM and "
+        "Phi-1.5; we retrieve from a few thousand biographies with MiniLM zero-shot and infill with a copy infiller and SmolLM2-135M.",
+    ),
+    "adversarial": (
+        "Adversarial privacy-preserving representations (Friedrich, Köhn, Wiedemann & Biemann, 2019)",
+        "chapters `nbs/50`–`54`, experiments `nbs/55`–`57`",
+        "the paper trains on i2b2 2014 (licensed, not available here) with "
+        "FastText and GloVe; we train on silver-tagged WikiBio-2000 with substitute embeddings, so only the pattern compares.",
+    ),
+    "report": (
+        "The privacy report card",
+        "chapters `nbs/60`–`61b`, experiment `nbs/62`",
+        "every redaction of the package against every attack, on the first test documents of NN DeID's Table 2.",
+    ),
 }
 
 # %% ../nbs/08b_readme.ipynb #f82da97e
 RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in the paper's order
-    "data": [("data_overview", "The datasets", "People, splits, document lengths and profile sizes behind every table.", False)],
+    "data": [
+        (
+            "data_overview",
+            "The datasets",
+            "People, splits, document lengths and profile sizes behind every table.",
+            False,
+        )
+    ],
     "nn_deid": [
-        ("table1_motivating", "Table 1 — who is re-identified after each redaction", "Top-1 re-identification by each model of the ensemble after each baseline redaction (test documents cut to 128 MiniLM tokens, as Table 2; the levers measurement scores the full documents, so its top-1 differs).", False),
-        ("table2", "Table 2 — words masked to reach each privacy level", "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, with 95% bootstrap intervals; a method with no row at a level did not reach it at any swept setting; the paper's numbers in the `paper_` columns.", False),
-        ("fig2_pareto", "Figure 2 — privacy against utility", "Ensemble re-identification against % of words masked for every K and IDF fraction; the paper's Table 2 points overlaid.", False),
+        (
+            "table1_motivating",
+            "Table 1 — who is re-identified after each redaction",
+            "Top-1 re-identification by each model of the ensemble after each baseline redaction (test documents cut to 128 MiniLM tokens, as Table 2; the levers measurement scores the full documents, so its top-1 differs).",
+            False,
+        ),
+        (
+            "table2",
+            "Table 2 — words masked to reach each privacy level",
+            "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, with 95% bootstrap intervals; a method with no row at a level did not reach it at any swept setting; the paper's numbers in the `paper_` columns.",
+            False,
+        ),
+        (
+            "fig2_pareto",
+            "Figure 2 — privacy against utility",
+            "Ensemble re-identification against % of words masked for every K and IDF fraction; the paper's Table 2 points overlaid.",
+            False,
+        ),
         ("table2_sweep", "Table 2's full sweep", "Every K and IDF fraction behind Table 2 and Figure 2.", True),
-        ("evaluation_precision", "Table 2's evaluation, checked against full precision", "First places of the ensemble's bfloat16 view (`FirstPlaces`) against float32 on NN DeID's smallest K; the largest score error and the margin.", True),
-        ("table3_ablation", "Table 3 — ablation of the re-identifier", "Top-1 accuracy of the baseline re-identifier, of the baseline plus one ingredient at a time, and of all ingredients combined (validation documents unmasked and with 30% of word types masked).", False),
-        ("fig3_two_reidentifiers", "Figure 3 — hiding from one re-identifier, seen by another", "Ranks of the true person under the search's own model and a second model, per document, at K = 8.", False),
-        ("fig3_transfer", "Figure 3 in numbers", "How many documents hidden from one model the other still finds.", True),
-        ("fig4_pos", "Figure 4 — what NN DeID masks, by part of speech", "Share of each part of speech among the words masked by IDF and by NN DeID at K = 8 (against `nn_uniform` and against the hybrid), the same number of word types per document.", False),
-        ("table4_quasi_identifiers", "Table 4 — quasi-identifiers", "The words NN DeID masks most often that a named-entity redaction leaves.", False),
+        (
+            "evaluation_precision",
+            "Table 2's evaluation, checked against full precision",
+            "First places of the ensemble's bfloat16 view (`FirstPlaces`) against float32 on NN DeID's smallest K; the largest score error and the margin.",
+            True,
+        ),
+        (
+            "table3_ablation",
+            "Table 3 — ablation of the re-identifier",
+            "Top-1 accuracy of the baseline re-identifier, of the baseline plus one ingredient at a time, and of all ingredients combined (validation documents unmasked and with 30% of word types masked).",
+            False,
+        ),
+        (
+            "fig3_two_reidentifiers",
+            "Figure 3 — hiding from one re-identifier, seen by another",
+            "Ranks of the true person under the search's own model and a second model, per document, at K = 8.",
+            False,
+        ),
+        (
+            "fig3_transfer",
+            "Figure 3 in numbers",
+            "How many documents hidden from one model the other still finds.",
+            True,
+        ),
+        (
+            "fig4_pos",
+            "Figure 4 — what NN DeID masks, by part of speech",
+            "Share of each part of speech among the words masked by IDF and by NN DeID at K = 8 (against `nn_uniform` and against the hybrid), the same number of word types per document.",
+            False,
+        ),
+        (
+            "table4_quasi_identifiers",
+            "Table 4 — quasi-identifiers",
+            "The words NN DeID masks most often that a named-entity redaction leaves.",
+            False,
+        ),
         ("table4_examples", "Table 4's examples", "De-identified documents at several K.", True),
-        ("appendixB_beam_vs_greedy", "Appendix B — beam search against greedy", "% masked, re-identification and speed of TextAttack's beam and greedy searches at K = 1 (documents cut to 128 tokens, mean of per-document %).", False),
-        ("search_example_trajectory", "One document, step by step", "The search's trajectory on one document: each masked word and the true person's rank after it.", True),
-        ("search_example_certificates", "The example's certificates", "The certificate of each K for the example document.", True),
-        ("reidentifier_levers", "Measurement: the re-identifier's levers", "Top-1 accuracy of each registry re-identifier under each masking condition, on the full test documents (Table 1 cuts them to 128 tokens, so its numbers differ).", True),
-        ("reidentifier_levers_conditions", "Measurement: the levers by condition", "The same, per masking condition.", True),
-        ("levers_recipe_sweep", "Measurement: the paper's training recipe, swept", "Validation top-1 after named-entity and lexical masking per epoch of each training variant (`benchmarks/recipe_sweep.py`), test top-1 of the finished runs, and CPU seconds.", True),
-        ("lexical_channel_grid", "Measurement: the hybrid's lexical channel", "Validation top-1 over the lexical weight grid and term sets.", True),
-        ("adversary_comparison", "Measurement: NN DeID against different adversaries", "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each re-identifier (approximate search on the full test documents, % masked as a corpus average; Appendix B and Table 2 cut documents to 128 tokens and average per document, so they show more masked).", True),
-        ("search_speed", "Measurement: search speed", "Documents per minute and model calls of each search, and their masks.", True),
-        ("search_speed_per_k", "Measurement: search speed per K", "% masked and certificates met at each K, per search.", True)],
+        (
+            "appendixB_beam_vs_greedy",
+            "Appendix B — beam search against greedy",
+            "% masked, re-identification and speed of TextAttack's beam and greedy searches at K = 1 (documents cut to 128 tokens, mean of per-document %).",
+            False,
+        ),
+        (
+            "search_example_trajectory",
+            "One document, step by step",
+            "The search's trajectory on one document: each masked word and the true person's rank after it.",
+            True,
+        ),
+        (
+            "search_example_certificates",
+            "The example's certificates",
+            "The certificate of each K for the example document.",
+            True,
+        ),
+        (
+            "reidentifier_levers",
+            "Measurement: the re-identifier's levers",
+            "Top-1 accuracy of each registry re-identifier under each masking condition, on the full test documents (Table 1 cuts them to 128 tokens, so its numbers differ).",
+            True,
+        ),
+        (
+            "reidentifier_levers_conditions",
+            "Measurement: the levers by condition",
+            "The same, per masking condition.",
+            True,
+        ),
+        (
+            "levers_recipe_sweep",
+            "Measurement: the paper's training recipe, swept",
+            "Validation top-1 after named-entity and lexical masking per epoch of each training variant (`benchmarks/recipe_sweep.py`), test top-1 of the finished runs, and CPU seconds.",
+            True,
+        ),
+        (
+            "lexical_channel_grid",
+            "Measurement: the hybrid's lexical channel",
+            "Validation top-1 over the lexical weight grid and term sets.",
+            True,
+        ),
+        (
+            "adversary_comparison",
+            "Measurement: NN DeID against different adversaries",
+            "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each re-identifier (approximate search on the full test documents, % masked as a corpus average; Appendix B and Table 2 cut documents to 128 tokens and average per document, so they show more masked).",
+            True,
+        ),
+        (
+            "search_speed",
+            "Measurement: search speed",
+            "Documents per minute and model calls of each search, and their masks.",
+            True,
+        ),
+        (
+            "search_speed_per_k",
+            "Measurement: search speed per K",
+            "% masked and certificates met at each K, per search.",
+            True,
+        ),
+    ],
     "sanitize": [
-        ("table3_recogniser", "Table 3 — the privacy-oriented entity recogniser", "Token P/R/F1 per TAB type of our recogniser (MiniLM fine-tuned on silver-labelled WikiBio-2000, where the paper trained RoBERTa on 453 annotated bios), on the 100 test bios.", False),
+        (
+            "table3_recogniser",
+            "Table 3 — the privacy-oriented entity recogniser",
+            "Token P/R/F1 per TAB type of our recogniser (MiniLM fine-tuned on silver-labelled WikiBio-2000, where the paper trained RoBERTa on 453 annotated bios), on the 100 test bios.",
+            False,
+        ),
         ("table3_recogniser_f1", "Table 3 as a figure", "F1 per setting.", True),
-        ("table3_recogniser_systems", "Table 3: the systems compared", "The recogniser beside spaCy and Presidio.", True),
-        ("table6_row1_recogniser", "Table 6, first row — sanitizing with the recogniser alone", "TAB precision and recall when every detected span is masked.", False),
-        ("table5_indicators", "Table 5 — the five privacy-risk indicators", "Each indicator as a masking decision, scored with the TAB metrics.", False),
-        ("table6_indicators", "Table 6 — the indicators on the spans the recogniser detects", "End to end: the recogniser finds the spans, each indicator (trained on gold spans) decides, the TAB metrics score.", False),
-        ("fig3_logprobs_by_decision", "Figure 3 — LM log-probabilities by annotator decision", "Span log-probabilities under the language model, masked against kept spans.", False),
-        ("table7_combinations", "Table 7 — combining indicators", "Pairs of indicators and the recogniser, scored with the TAB metrics.", False),
-        ("table7_agreement", "Table 7: agreement between indicators", "How often two indicators make the same decision.", True),
-        ("fig6_perturbation_threshold", "Figure 6 — the perturbation indicator's threshold", "TAB precision and recall as the threshold moves.", False)],
+        (
+            "table3_recogniser_systems",
+            "Table 3: the systems compared",
+            "The recogniser beside spaCy and Presidio.",
+            True,
+        ),
+        (
+            "table6_row1_recogniser",
+            "Table 6, first row — sanitizing with the recogniser alone",
+            "TAB precision and recall when every detected span is masked.",
+            False,
+        ),
+        (
+            "table5_indicators",
+            "Table 5 — the five privacy-risk indicators",
+            "Each indicator as a masking decision, scored with the TAB metrics.",
+            False,
+        ),
+        (
+            "table6_indicators",
+            "Table 6 — the indicators on the spans the recogniser detects",
+            "End to end: the recogniser finds the spans, each indicator (trained on gold spans) decides, the TAB metrics score.",
+            False,
+        ),
+        (
+            "fig3_logprobs_by_decision",
+            "Figure 3 — LM log-probabilities by annotator decision",
+            "Span log-probabilities under the language model, masked against kept spans.",
+            False,
+        ),
+        (
+            "table7_combinations",
+            "Table 7 — combining indicators",
+            "Pairs of indicators and the recogniser, scored with the TAB metrics.",
+            False,
+        ),
+        (
+            "table7_agreement",
+            "Table 7: agreement between indicators",
+            "How often two indicators make the same decision.",
+            True,
+        ),
+        (
+            "fig6_perturbation_threshold",
+            "Figure 6 — the perturbation indicator's threshold",
+            "TAB precision and recall as the threshold moves.",
+            False,
+        ),
+    ],
     "infill": [
-        ("infill_table1", "Table 1 — sparse retrieval coverage", "How often the masked span's text is in the retrieved documents, per background level.", False),
-        ("infill_table2", "Table 2 — dense ranking of chunks", "MRR and accuracy of the chunk that holds the span.", False),
+        (
+            "infill_table1",
+            "Table 1 — sparse retrieval coverage",
+            "How often the masked span's text is in the retrieved documents, per background level.",
+            False,
+        ),
+        (
+            "infill_table2",
+            "Table 2 — dense ranking of chunks",
+            "MRR and accuracy of the chunk that holds the span.",
+            False,
+        ),
         ("infill_table3", "Table 3 — infilling per entity type", "Exact match and recall of restored spans.", True),
-        ("infill_table4", "Table 4 — infilling, overall", "Exact match and token recall at every level and k, both infillers, the paper's GLM and Phi-1.5 beside.", False),
+        (
+            "infill_table4",
+            "Table 4 — infilling, overall",
+            "Exact match and token recall at every level and k, both infillers, the paper's GLM and Phi-1.5 beside.",
+            False,
+        ),
         ("infill_table5", "Table 5 — the annotated bios", "Infilling the manually masked TAB bios.", True),
-        ("infill_exact_match", "Exact match by background level", "Restored spans as the adversary's background knowledge grows.", False),
-        ("infill_lm_scoring", "The LM infiller's scoring rule", "Right context alone (rejected), joint likelihood (default), joint + copy score, on the same spans.", False),
-        ("infill_attack_redactions", "The attack on every redaction of the package", "Spans restored, and ensemble re-identification before and after infilling.", False)],
+        (
+            "infill_exact_match",
+            "Exact match by background level",
+            "Restored spans as the adversary's background knowledge grows.",
+            False,
+        ),
+        (
+            "infill_lm_scoring",
+            "The LM infiller's scoring rule",
+            "Right context alone (rejected), joint likelihood (default), joint + copy score, on the same spans.",
+            False,
+        ),
+        (
+            "infill_attack_redactions",
+            "The attack on every redaction of the package",
+            "Spans restored, and ensemble re-identification before and after infilling.",
+            False,
+        ),
+    ],
     "adversarial": [
-        ("adversarial_table2", "Table 2 — the de-identification tagger", "Token-level F1 of the BiLSTM-CRF tagger with each representation.", False),
-        ("adversarial_fig4", "Figure 4 — pseudonymisation: F1 against N", "The tagger's F1 when each PII token is replaced by one of its N nearest neighbours, and how many tokens change.", False),
-        ("adversarial_fig4_neighbours", "Figure 4's leaked neighbours", "How many of a PII word's 100 nearest neighbours contain the word, and how many words share a spaCy vector.", True),
-        ("adversarial_fig5", "Figure 5 — adversarial training", "The retrained adversary's accuracy: every arm at N = 100, λ = 1 with each seed, and the λ and N sweeps where run.", False),
-        ("adversarial_fig5_f1", "Figure 5: tagger F1", "Silver test F1 of the tagger reading each trained representation, mean and spread over seeds.", True),
-        ("adversarial_fig5_adversary", "Figure 5: the retrained adversary", "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of 50 epochs; mean, sd and range over seeds), with the two controls.", True),
-        ("adversarial_fig5_seeds", "Figure 5: the retrained adversary, seed by seed", "One row per seed and arm: the mean of the last 10 epochs, the last epoch, the tagger's F1, the epochs each phase ran and the validation accuracy of the adversary P2 trained.", True),
-        ("adversarial_fig5_full", "Figure 5, full size — five seeds and the λ and N sweep", "The paper's protocol: each arm's mean over five seeds ± sd (the sweep: seeds as run), beside the paper's numbers.", False),
-        ("adversarial_fig5_adversary_full", "Figure 5, full size: the retrained adversary", "Mean of the last 10 of 50 epochs, mean, sd and range over seeds, for every arm and sweep point, the paper's number beside it.", True),
-        ("adversarial_fig5_f1_full", "Figure 5, full size: tagger F1", "Silver test F1 of the tagger reading each trained representation, over seeds.", True),
-        ("adversarial_fig5_seeds_full", "Figure 5, full size: seed by seed", "One row per seed, arm and sweep point.", True)],
+        (
+            "adversarial_table2",
+            "Table 2 — the de-identification tagger",
+            "Token-level F1 of the BiLSTM-CRF tagger with each representation.",
+            False,
+        ),
+        (
+            "adversarial_fig4",
+            "Figure 4 — pseudonymisation: F1 against N",
+            "The tagger's F1 when each PII token is replaced by one of its N nearest neighbours, and how many tokens change.",
+            False,
+        ),
+        (
+            "adversarial_fig4_neighbours",
+            "Figure 4's leaked neighbours",
+            "How many of a PII word's 100 nearest neighbours contain the word, and how many words share a spaCy vector.",
+            True,
+        ),
+        (
+            "adversarial_fig5",
+            "Figure 5 — adversarial training",
+            "The retrained adversary's accuracy: every arm at N = 100, λ = 1 with each seed, and the λ and N sweeps where run.",
+            False,
+        ),
+        (
+            "adversarial_fig5_f1",
+            "Figure 5: tagger F1",
+            "Silver test F1 of the tagger reading each trained representation, mean and spread over seeds.",
+            True,
+        ),
+        (
+            "adversarial_fig5_adversary",
+            "Figure 5: the retrained adversary",
+            "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of 50 epochs; mean, sd and range over seeds), with the two controls.",
+            True,
+        ),
+        (
+            "adversarial_fig5_seeds",
+            "Figure 5: the retrained adversary, seed by seed",
+            "One row per seed and arm: the mean of the last 10 epochs, the last epoch, the tagger's F1, the epochs each phase ran and the validation accuracy of the adversary P2 trained.",
+            True,
+        ),
+        (
+            "adversarial_fig5_full",
+            "Figure 5, full size — five seeds and the λ and N sweep",
+            "The paper's protocol: each arm's mean over five seeds ± sd (the sweep: seeds as run), beside the paper's numbers.",
+            False,
+        ),
+        (
+            "adversarial_fig5_adversary_full",
+            "Figure 5, full size: the retrained adversary",
+            "Mean of the last 10 of 50 epochs, mean, sd and range over seeds, for every arm and sweep point, the paper's number beside it.",
+            True,
+        ),
+        (
+            "adversarial_fig5_f1_full",
+            "Figure 5, full size: tagger F1",
+            "Silver test F1 of the tagger reading each trained representation, over seeds.",
+            True,
+        ),
+        (
+            "adversarial_fig5_seeds_full",
+            "Figure 5, full size: seed by seed",
+            "One row per seed, arm and sweep point.",
+            True,
+        ),
+    ],
     "report": [
-        ("report_card", "Every redaction against every attack", "% masked, ensemble re-identification (95% CI), spans restored by infilling and re-identification after it, certificates met.", False)],
+        (
+            "report_card",
+            "Every redaction against every attack",
+            "% masked, ensemble re-identification (95% CI), spans restored by infilling and re-identification after it, certificates met.",
+            False,
+        )
+    ],
 }
 
 # %% ../nbs/08b_readme.ipynb #345ce13a
@@ -112,6 +378,7 @@ def _files(folder: Path, stem: str) -> list[tuple[str, Path | None, Path | None]
             found.append((dataset, table if table.exists() else None, figure if figure.exists() else None))
     return found
 
+
 def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bool) -> str:
     "One entry of a system's page: title, caption, then per dataset its table and figure ('' when nothing was saved under `stem`)."
     files, lines = _files(Path(folder), stem), []
@@ -122,7 +389,9 @@ def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bo
     body = "\n".join([f"_{caption}_", "", *lines]).strip()
     if not files:
         return ""
-    return f"<details><summary><b>{title}</b></summary>\n\n{body}\n\n</details>\n" if folded else f"## {title}\n\n{body}\n"
+    return (
+        f"<details><summary><b>{title}</b></summary>\n\n{body}\n\n</details>\n" if folded else f"## {title}\n\n{body}\n"
+    )
 
 # %% ../nbs/08b_readme.ipynb #6dfb3577
 def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> str:
@@ -131,28 +400,45 @@ def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> 
     if not path.exists():
         return ""
     table, rows = pd.read_csv(path), []
-    cell = lambda r: f"{r.percent_masked:.1f}% ({r.paper_percent_masked:.1f}%)" if pd.notna(r.paper_percent_masked) else f"{r.percent_masked:.1f}%"
+    cell = lambda r: (
+        f"{r.percent_masked:.1f}% ({r.paper_percent_masked:.1f}%)"
+        if pd.notna(r.paper_percent_masked)
+        else f"{r.percent_masked:.1f}%"
+    )
     methods = [m for m in dict.fromkeys(table.method) if m.startswith("NN DeID")] + ["IDF"]
     for level in ("<25%", "<5%", "<1%"):
         at = table[table.level == level].set_index("method")
         rows.append([level] + [cell(at.loc[m]) if m in at.index else "not reached" for m in methods])
     frame = pd.DataFrame(rows, columns=["ensemble re-identification"] + methods)
-    return "\n".join([f"**Words masked to bring re-identification under each level, {DATASET_TITLES.get(dataset_name, dataset_name)} — "
-                      "ours (paper's)** ([Table 2 and the rest of NN DeID's results](figures/nn_deid/README.md)):", "",
-                      frame.to_markdown(index=False)]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"**Words masked to bring re-identification under each level, {DATASET_TITLES.get(dataset_name, dataset_name)} — "
+                "ours (paper's)** ([Table 2 and the rest of NN DeID's results](figures/nn_deid/README.md)):",
+                "",
+                frame.to_markdown(index=False),
+            ]
+        )
+        + "\n"
+    )
 
 # %% ../nbs/08b_readme.ipynb #dc898be1
 GENERATED_NOTE = "_Generated by `deid_nb.readme.write_result_pages` from the tables and figures in this folder; do not edit by hand._"
+
 
 def _datasets_line(figures_dir: Path, names: list[str]) -> str:
     "People and test documents of the datasets `names`, read from the data overview ('' when it has none of them)."
     path = Path(figures_dir) / "data" / "data_overview_all.csv"
     overview = pd.read_csv(path).set_index("dataset") if path.exists() else pd.DataFrame()
-    return "; ".join(f"{DATASET_TITLES.get(n, n)}, {overview.loc[n, 'people']:,} people ({overview.loc[n, 'test']:,} test documents)"
-                     for n in names if n in overview.index)
+    return "; ".join(
+        f"{DATASET_TITLES.get(n, n)}, {overview.loc[n, 'people']:,} people ({overview.loc[n, 'test']:,} test documents)"
+        for n in names
+        if n in overview.index
+    )
 
 # %% ../nbs/08b_readme.ipynb #5a1e0c0a
 TIMING_COLUMNS = ["command", "what", "systems", "minutes", "minutes_max", "machine", "commit", "date"]
+
 
 def timings(figures_dir: Path) -> pd.DataFrame:
     "The recorded run times, `figures/timings.csv` (empty, with its columns, when there is none)."
@@ -160,18 +446,35 @@ def timings(figures_dir: Path) -> pd.DataFrame:
     table = pd.read_csv(path, dtype={"systems": str, "commit": str, "date": str}) if path.exists() else pd.DataFrame()
     return table.reindex(columns=TIMING_COLUMNS)
 
+
 def _time_line(figures_dir: Path, system: str) -> str:
     "The measured run time of `system`'s experiments, as recorded ('' when none is)."
     rows = timings(figures_dir)
     rows = rows[rows.systems.fillna("").astype(str).str.split().map(lambda names: system in names)]
-    return " ".join(f"{r.minutes:.1f} minutes for {r.what} in `{r.command}` on {r.date} (commit {r.commit}, {r.machine})." for r in rows.itertuples())
+    return " ".join(
+        f"{r.minutes:.1f} minutes for {r.what} in `{r.command}` on {r.date} (commit {r.commit}, {r.machine})."
+        for r in rows.itertuples()
+    )
 
 # %% ../nbs/08b_readme.ipynb #5a1e0c03
 def _others(folder: Path, entries: list) -> list[str]:
     "Lines listing the tables and figures in `folder` that no entry names."
     named = {f for stem, *_ in entries for _, *paths in _files(folder, stem) for f in paths if f}
-    others = sorted(p for p in folder.glob("*") if p.suffix in (".md", ".png") and p.name != "README.md" and p not in named)
-    return ["<details><summary><b>Other outputs</b></summary>", "", *[f"- [{p.name}]({p.name})" for p in others], "", "</details>"] if others else []
+    others = sorted(
+        p for p in folder.glob("*") if p.suffix in (".md", ".png") and p.name != "README.md" and p not in named
+    )
+    return (
+        [
+            "<details><summary><b>Other outputs</b></summary>",
+            "",
+            *[f"- [{p.name}]({p.name})" for p in others],
+            "",
+            "</details>",
+        ]
+        if others
+        else []
+    )
+
 
 def system_page(figures_dir: Path, system: str) -> str:
     "The results page of `system` (`figures/<system>/README.md`): notebooks, scale, run time, then its entries in the paper's order."
@@ -189,11 +492,30 @@ def figures_index(figures_dir: Path) -> str:
     "`figures/README.md`: a row per system folder's page (title, notebooks, tables and figures), then the recorded run times."
     figures_dir, rows = Path(figures_dir), []
     for system, (title, notebooks, _) in [(s, page) for s, page in SYSTEM_PAGES.items() if (figures_dir / s).is_dir()]:
-        files = [f for stem, *_ in RESULT_SECTIONS[system] for _, *paths in _files(figures_dir / system, stem) for f in paths if f]
-        rows.append({"results page": f"[{title}]({system}/README.md)", "notebooks": notebooks,
-                     "tables": sum(f.suffix == ".md" for f in files), "figures": sum(f.suffix == ".png" for f in files)})
-    lines = ["# Results", "", GENERATED_NOTE.replace("in this folder", "in the folders below"), "",
-             "One page per system, beside its tables (CSV for machines, Markdown for people) and figures:", "", markdown_table(pd.DataFrame(rows))]
+        files = [
+            f
+            for stem, *_ in RESULT_SECTIONS[system]
+            for _, *paths in _files(figures_dir / system, stem)
+            for f in paths
+            if f
+        ]
+        rows.append(
+            {
+                "results page": f"[{title}]({system}/README.md)",
+                "notebooks": notebooks,
+                "tables": sum(f.suffix == ".md" for f in files),
+                "figures": sum(f.suffix == ".png" for f in files),
+            }
+        )
+    lines = [
+        "# Results",
+        "",
+        GENERATED_NOTE.replace("in this folder", "in the folders below"),
+        "",
+        "One page per system, beside its tables (CSV for machines, Markdown for people) and figures:",
+        "",
+        markdown_table(pd.DataFrame(rows)),
+    ]
     recorded = timings(figures_dir)
     if len(recorded):
         lines += ["## Run times, as measured", "", markdown_table(recorded.drop(columns="systems"))]
@@ -205,8 +527,11 @@ def figures_index(figures_dir: Path) -> str:
 def result_pages(figures_dir: Path) -> dict[Path, str]:
     "{path: text} of every results page (each system with a folder) and of the index, as `write_result_pages` writes them."
     figures_dir = Path(figures_dir)
-    pages = {figures_dir / s / "README.md": system_page(figures_dir, s) for s in SYSTEM_PAGES if (figures_dir / s).is_dir()}
+    pages = {
+        figures_dir / s / "README.md": system_page(figures_dir, s) for s in SYSTEM_PAGES if (figures_dir / s).is_dir()
+    }
     return {**pages, figures_dir / "README.md": figures_index(figures_dir)}
+
 
 def write_result_pages(figures_dir: Path) -> list[Path]:
     "Write every results page and the index from what lies in `figures_dir`; returns their paths."
@@ -216,9 +541,22 @@ def write_result_pages(figures_dir: Path) -> list[Path]:
     return list(pages)
 
 # %% ../nbs/08b_readme.ipynb #5a1e0c09
-def record_timing(figures_dir: Path, command: str, what: str, minutes: float, machine: str, commit: str, date: str) -> pd.DataFrame:
+def record_timing(
+    figures_dir: Path, command: str, what: str, minutes: float, machine: str, commit: str, date: str
+) -> pd.DataFrame:
     "Record a measured run time in `figures/timings.csv`, replacing an earlier row of the same command; returns the table."
-    row = pd.DataFrame([{"command": command, "what": what, "minutes": round(minutes, 1), "machine": machine, "commit": commit, "date": date}])
+    row = pd.DataFrame(
+        [
+            {
+                "command": command,
+                "what": what,
+                "minutes": round(minutes, 1),
+                "machine": machine,
+                "commit": commit,
+                "date": date,
+            }
+        ]
+    )
     recorded = timings(figures_dir)
     kept = recorded[recorded.command != command]
     table = pd.concat([f for f in (kept, row) if len(f)], ignore_index=True).reindex(columns=TIMING_COLUMNS)
@@ -230,6 +568,7 @@ def record_timing(figures_dir: Path, command: str, what: str, minutes: float, ma
 def markers(region: str) -> tuple[str, str]:
     "The comment lines that delimit a generated README region (`results`, `headline`)."
     return f"<!-- {region}:start -->", f"<!-- {region}:end -->"
+
 
 def replace_region(text: str, section: str, region: str, where: str = "text") -> str:
     "`text` with what lies between `region`'s markers replaced by `section`."

@@ -24,8 +24,11 @@ __all__ = ['GRAM_TERMS', 'Reidentifier', 'ranks_from_scores', 'goal_scores', 'Wo
 # %% ../nbs/04_reidentifier.ipynb #fcbd7e59
 class Reidentifier:
     "Base class: scores documents against a fixed candidate pool; subclasses implement `score_batch`."
+
     name: str = "reidentifier"
-    deletion_rankings: tuple[str, ...] = ()  # white-box deletion estimates this model offers, best first (none: black box)
+    deletion_rankings: tuple[
+        str, ...
+    ] = ()  # white-box deletion estimates this model offers, best first (none: black box)
     score_with_states = deletion_scores = None  # the white-box hook (below): methods of models that offer estimates
 
     def __init__(self, candidate_ids: Sequence[str]):
@@ -41,7 +44,9 @@ class Reidentifier:
     def document_window(self):
         "(tokenizer, max tokens) when the model reads only the start of a document; None when it reads all of it."
         return None
-    def __repr__(self): return f"{type(self).__name__}(name={self.name!r}, candidates={len(self.candidate_ids)})"
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r}, candidates={len(self.candidate_ids)})"
 
 # %% ../nbs/04_reidentifier.ipynb #0863246f
 @patch
@@ -54,6 +59,7 @@ def score(self: Reidentifier, documents: str | Sequence[str]) -> np.ndarray:
         bad = next(i for i, d in enumerate(documents) if not isinstance(d, str))
         raise TypeError(f"{self.name}: document {bad} is a {type(documents[bad]).__name__}, not a string")
     return self.score_batch(documents) if documents else np.zeros((0, len(self.candidate_ids)), dtype=np.float32)
+
 
 @patch
 def columns(self: Reidentifier, true_ids: Sequence[str]) -> np.ndarray:
@@ -69,6 +75,7 @@ def ranks_from_scores(scores: np.ndarray, true_columns: np.ndarray) -> np.ndarra
     scores = np.atleast_2d(scores)
     true_scores = scores[np.arange(len(scores)), true_columns]
     return (scores >= true_scores[:, None]).sum(axis=1) - 1
+
 
 @patch
 def ranks(self: Reidentifier, documents: Sequence[str] | str, true_ids: Sequence[str] | str):
@@ -89,9 +96,10 @@ def topk(self: Reidentifier, documents: Sequence[str] | str, k: int = 1) -> list
     return top[0] if isinstance(documents, str) else top
 
 # %% ../nbs/04_reidentifier.ipynb #85e90af6
-def goal_scores(scores: np.ndarray, # (n_documents, n_candidates) re-identifier scores
-                true_column: int, # the true profile's column
-               ) -> np.ndarray:
+def goal_scores(
+    scores: np.ndarray,  # (n_documents, n_candidates) re-identifier scores
+    true_column: int,  # the true profile's column
+) -> np.ndarray:
     "−log p(true profile | document) for each row (softmax over all candidates, float64): larger = better hidden."
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     top = scores.max(axis=1)
@@ -100,9 +108,12 @@ def goal_scores(scores: np.ndarray, # (n_documents, n_candidates) re-identifier 
 # %% ../nbs/04_reidentifier.ipynb #8e9c0038
 class WordOverlapReidentifier(Reidentifier):
     "A cheap, deterministic stand-in for a trained model: summed noisy word/candidate weights (tests and examples)."
+
     name = "word_overlap"
-    def __init__(self, people: Sequence[Person], seed: int = 0, noise: float = 0.2,
-                 max_words: int | None = None): # words beyond this are not seen (like a model's window)
+
+    def __init__(
+        self, people: Sequence[Person], seed: int = 0, noise: float = 0.2, max_words: int | None = None
+    ):  # words beyond this are not seen (like a model's window)
         super().__init__([p.person_id for p in people])
         rng = np.random.default_rng(seed)
         vocabulary = sorted({w.lower() for p in people for w in text_units(p.document)})
@@ -117,7 +128,7 @@ class WordOverlapReidentifier(Reidentifier):
         self.calls += len(documents)
         out = np.zeros((len(documents), len(self.candidate_ids)), dtype=np.float32)
         for i, document in enumerate(documents):
-            for w in text_units(document)[:self.max_words]:
+            for w in text_units(document)[: self.max_words]:
                 out[i] += self.weights.get(w.lower(), 0.0)
         return out
 
@@ -133,12 +144,18 @@ def score_columns(self: Reidentifier, documents: Sequence[str], columns: Sequenc
     "Scores (len(documents), len(columns)) at the pool `columns`: those columns of `score` (here computed whole, then cut)."
     return np.atleast_2d(self.score(list(documents)))[:, np.asarray(columns, dtype=np.int64)]
 
+
 def top_columns(scores: np.ndarray, top_m: int) -> np.ndarray:
     "Each row's `top_m` highest-scoring columns, in no particular order, (n_rows, min(top_m, n_columns))."
     if top_m < 1:
         raise ValueError(f"top_m must be at least 1, got {top_m}")
     m = min(int(top_m), scores.shape[1])
-    return np.argpartition(-scores, m - 1, axis=1)[:, :m] if m < scores.shape[1] else np.tile(np.arange(m), (len(scores), 1))
+    return (
+        np.argpartition(-scores, m - 1, axis=1)[:, :m]
+        if m < scores.shape[1]
+        else np.tile(np.arange(m), (len(scores), 1))
+    )
+
 
 @patch
 def shortlist(self: Reidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
@@ -148,13 +165,18 @@ def shortlist(self: Reidentifier, documents: Sequence[str], top_m: int) -> np.nd
 # %% ../nbs/04_reidentifier.ipynb #pv0code2
 class PoolPart(Reidentifier):
     "A re-identifier over part of another's pool: the same scores at `columns` (a black box to the search)."
+
     def __init__(self, whole: Reidentifier, columns: Sequence[int]):
         self.whole, self.pool_columns = whole, np.asarray(columns, dtype=np.int64)
         self.name = f"{whole.name}[{len(self.pool_columns)} of {len(whole.candidate_ids)}]"
         super().__init__([whole.candidate_ids[j] for j in self.pool_columns])
 
-    def score_batch(self, documents: list[str]) -> np.ndarray: return self.whole.score_columns(documents, self.pool_columns)
-    def document_window(self): return self.whole.document_window()
+    def score_batch(self, documents: list[str]) -> np.ndarray:
+        return self.whole.score_columns(documents, self.pool_columns)
+
+    def document_window(self):
+        return self.whole.document_window()
+
 
 @patch
 def restricted_to(self: Reidentifier, columns: Sequence[int]) -> Reidentifier:
@@ -162,22 +184,34 @@ def restricted_to(self: Reidentifier, columns: Sequence[int]) -> Reidentifier:
     return PoolPart(self, columns)
 
 # %% ../nbs/04_reidentifier.ipynb #68206cd4
-def bm25_tokens(text: str,
-                pair_distance: int = 0, # also pairs of words at most this many positions apart (1: neighbours); never across a mask
-               ) -> list[str]:
+def bm25_tokens(
+    text: str,
+    pair_distance: int = 0,  # also pairs of words at most this many positions apart (1: neighbours); never across a mask
+) -> list[str]:
     "Lower-cased `\\b\\w+\\b` words (mask tokens dropped), then order-free word pairs inside each unmasked stretch."
     terms = [w.lower() for w in words(text)]
-    for stretch in (split_at_masks(text) if pair_distance > 0 else []):
+    for stretch in split_at_masks(text) if pair_distance > 0 else []:
         ws = [w.lower() for w in words(stretch)]
-        terms += [" ".join(sorted((ws[i], ws[j]))) for i in range(len(ws)) for j in range(i + 1, min(len(ws), i + pair_distance + 1))]
+        terms += [
+            " ".join(sorted((ws[i], ws[j])))
+            for i in range(len(ws))
+            for j in range(i + 1, min(len(ws), i + pair_distance + 1))
+        ]
     return terms
 
 # %% ../nbs/04_reidentifier.ipynb #928785ae
 class BM25Reidentifier(Reidentifier):
     "The paper's IR ReID: BM25 (rank_bm25) over `key : value` profile text, documents as queries."
-    def __init__(self, people: Sequence[Person], k1: float = 4.5, b: float = 0.9, name: str = "bm25",
-                 pair_distance: int = 0, # terms are words (the paper) or also order-free word pairs this close (see `bm25_tokens`)
-                 k3: float | None = None): # query-term saturation (k3 + 1)·qtf / (k3 + qtf): None counts repeats (rank_bm25, the paper), 0 counts each distinct term once
+
+    def __init__(
+        self,
+        people: Sequence[Person],
+        k1: float = 4.5,
+        b: float = 0.9,
+        name: str = "bm25",
+        pair_distance: int = 0,  # terms are words (the paper) or also order-free word pairs this close (see `bm25_tokens`)
+        k3: float | None = None,
+    ):  # query-term saturation (k3 + 1)·qtf / (k3 + qtf): None counts repeats (rank_bm25, the paper), 0 counts each distinct term once
         if k3 is not None and not k3 >= 0:
             raise ValueError(f"{name}: k3 must be None or >= 0, got {k3}")
         self.name, self.k1, self.b, self.pair_distance, self.k3 = name, k1, b, pair_distance, k3
@@ -198,7 +232,8 @@ def _weight_matrix(self: BM25Reidentifier) -> sp.csr_matrix:
     for j, (frequencies, length) in enumerate(zip(bm.doc_freqs, bm.doc_len)):
         norm = bm.k1 * (1 - bm.b + bm.b * length / bm.avgdl)
         for term, tf in frequencies.items():
-            rows.append(self.vocabulary[term]); cols.append(j)
+            rows.append(self.vocabulary[term])
+            cols.append(j)
             vals.append(bm.idf[term] * tf * (bm.k1 + 1) / (tf + norm))
     return sp.csr_matrix((vals, (rows, cols)), shape=(len(self.vocabulary), len(self.candidate_ids)))
 
@@ -210,11 +245,15 @@ def query_matrix(self: BM25Reidentifier, documents: Sequence[str]) -> sp.csr_mat
     for i, document in enumerate(documents):
         for token in bm25_tokens(document, self.pair_distance):
             if token in self.vocabulary:
-                rows.append(i); cols.append(self.vocabulary[token])
-    queries = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(documents), len(self.vocabulary)))  # sums repeats
+                rows.append(i)
+                cols.append(self.vocabulary[token])
+    queries = sp.csr_matrix(
+        (np.ones(len(rows)), (rows, cols)), shape=(len(documents), len(self.vocabulary))
+    )  # sums repeats
     if self.k3 is not None:
         queries.data = (self.k3 + 1) * queries.data / (self.k3 + queries.data)
     return queries
+
 
 @patch
 def score_batch(self: BM25Reidentifier, documents: list[str]) -> np.ndarray:
@@ -229,10 +268,12 @@ def _column_weights(self: BM25Reidentifier, columns: Sequence[int]) -> sp.csc_ma
         self._by_column = (self.weights, self.weights.tocsc())
     return self._by_column[1][:, np.asarray(columns, dtype=np.int64)]
 
+
 @patch
 def score_columns(self: BM25Reidentifier, documents: Sequence[str], columns: Sequence[int]) -> np.ndarray:
     "BM25 scores at the pool `columns` only, from those columns of the weights."
     return np.asarray((self.query_matrix(documents) @ self._column_weights(columns)).todense(), dtype=np.float32)
+
 
 @patch
 def restricted_to(self: BM25Reidentifier, columns: Sequence[int]) -> BM25Reidentifier:
@@ -244,6 +285,7 @@ def restricted_to(self: BM25Reidentifier, columns: Sequence[int]) -> BM25Reident
 
 # %% ../nbs/04_reidentifier.ipynb #pv0code5
 GRAM_TERMS = 4096  # the most query terms whose Gram matrix `pool_moments` keeps
+
 
 @patch
 def _pool_gram(self: BM25Reidentifier, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -265,4 +307,4 @@ def pool_moments(self: BM25Reidentifier, documents: Sequence[str]) -> tuple[np.n
         self._term_means = np.asarray(self.pool_weights.mean(axis=1)).ravel()
     q, n = queries[:, terms].toarray(), self.pool_weights.shape[1]
     mean = q @ self._term_means[terms]
-    return mean, np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", q, gram, q) / n - mean ** 2, 0.0))
+    return mean, np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", q, gram, q) / n - mean**2, 0.0))

@@ -33,14 +33,19 @@ __all__ = ['logger', 'Experiment', 'experiment_notebooks', 'RunPlan', 'Reproduce
 @dataclass(frozen=True)
 class Experiment:
     "An experiment notebook and the datasets it declares."
+
     path: Path
     datasets: tuple[str, ...]
     needs: tuple[str, ...] = ()  # experiment notebooks whose outputs (trained models, cached runs) this one reads
-    minutes: float | dict = field(default=0, hash=False)  # rough default-profile run time on 2 cores (per dataset, or one number): orders a parallel run
+    minutes: float | dict = field(
+        default=0, hash=False
+    )  # rough default-profile run time on 2 cores (per dataset, or one number): orders a parallel run
     sizes: tuple[str, ...] = ()  # the run sizes its `overrides` parameter may set
 
     @property
-    def name(self) -> str: return self.path.stem
+    def name(self) -> str:
+        return self.path.stem
+
 
 def _declaration(path: Path) -> dict | None:
     "The notebook's `deid_nb` metadata when it declares an experiment, else None."
@@ -52,31 +57,49 @@ def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
     "The experiment notebooks declared in `nbs_dir`, sorted by name (= dependency order)."
     nbs_dir = Path(nbs_dir or cache_root() / "nbs")
     if not nbs_dir.is_dir():
-        raise FileNotFoundError(f"{nbs_dir}: no notebooks folder (run from a source checkout of deid_nb, or pass --nbs-dir)")
+        raise FileNotFoundError(
+            f"{nbs_dir}: no notebooks folder (run from a source checkout of deid_nb, or pass --nbs-dir)"
+        )
     found = [(p, _declaration(p)) for p in sorted(nbs_dir.glob("*.ipynb"))]
-    experiments = [Experiment(p, tuple(d.get("datasets") or ("none",)), tuple(d.get("needs") or ()), d.get("minutes") or 0,
-                              tuple(d.get("sizes") or ())) for p, d in found if d is not None]
+    experiments = [
+        Experiment(
+            p,
+            tuple(d.get("datasets") or ("none",)),
+            tuple(d.get("needs") or ()),
+            d.get("minutes") or 0,
+            tuple(d.get("sizes") or ()),
+        )
+        for p, d in found
+        if d is not None
+    ]
     names = [e.name for e in experiments]
     for e in experiments:
         for need in e.needs:
             if need not in names or need >= e.name:
-                raise ValueError(f"{e.path.name}: needs {need!r}, which is not an earlier experiment notebook ({', '.join(names)})")
+                raise ValueError(
+                    f"{e.path.name}: needs {need!r}, which is not an earlier experiment notebook ({', '.join(names)})"
+                )
     return experiments
 
 # %% ../nbs/09_reproduce.ipynb #a33ed6c9
 @dataclass
 class RunPlan:
     "The (experiment notebook, dataset) tasks to execute, and where outputs go."
+
     experiments: list[Experiment]
     profile: str = "default"
     datasets: tuple[str, ...] | None = None  # only these of each notebook's datasets (None: all it declares)
     runs_dir: Path = field(default_factory=lambda: cache_root() / "runs")
-    overrides: dict = field(default_factory=dict)  # run sizes set in every notebook (each must declare them: `check_overrides`)
+    overrides: dict = field(
+        default_factory=dict
+    )  # run sizes set in every notebook (each must declare them: `check_overrides`)
     seed: int | None = None  # every notebook's `seed` parameter (None: each notebook's own)
 
     def tasks(self) -> list[tuple[Path, str]]:
         "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets."
-        return [(e.path, d) for e in self.experiments for d in e.datasets if self.datasets is None or d in self.datasets]
+        return [
+            (e.path, d) for e in self.experiments for d in e.datasets if self.datasets is None or d in self.datasets
+        ]
 
     def output_path(self, notebook: Path, dataset_name: str) -> Path:
         "Where the executed copy of `notebook` for `dataset_name` is kept."
@@ -86,7 +109,10 @@ class RunPlan:
 class ReproduceError(RuntimeError):
     "A bad selection, or an experiment notebook that failed (the message names the notebook, the dataset and the cell)."
 
-def select(experiments: list[Experiment], only: list[str] | None = None, datasets: list[str] | None = None) -> list[Experiment]:
+
+def select(
+    experiments: list[Experiment], only: list[str] | None = None, datasets: list[str] | None = None
+) -> list[Experiment]:
     "The experiments whose name contains one of `only` (all without it); unknown selections are errors."
     names, declared = [e.name for e in experiments], sorted({d for e in experiments for d in e.datasets})
     unmatched = [o for o in only or [] if not any(o in n for n in names)]
@@ -102,7 +128,11 @@ def select(experiments: list[Experiment], only: list[str] | None = None, dataset
 def check_overrides(plan: RunPlan):
     "A `ReproduceError` naming each notebook of `plan` that does not declare every run size `plan.overrides` sets."
     missing = {e: sorted(set(plan.overrides) - set(e.sizes)) for e in plan.experiments}
-    refused = [f"{e.name} has no {', '.join(map(repr, names))} (its sizes: {', '.join(e.sizes) or 'none'})" for e, names in missing.items() if names]
+    refused = [
+        f"{e.name} has no {', '.join(map(repr, names))} (its sizes: {', '.join(e.sizes) or 'none'})"
+        for e, names in missing.items()
+        if names
+    ]
     if refused:
         raise ReproduceError(f"--overrides: {'; '.join(refused)}; choose the notebooks with --only")
 
@@ -117,13 +147,18 @@ def data_fingerprint(data_dir: str | Path | None = None) -> str:
             digest.update(f"{path.relative_to(root)}|{stat.st_size}|{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
+
 def task_fingerprint(notebook: Path, parameters: dict) -> str:
     "Hash of the notebook's cell sources, the injected parameters, the package's code and the data files."
     cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
-    source = json.dumps([["".join(c["source"]) for c in cells], parameters, code_version(), data_fingerprint()], sort_keys=True)
+    source = json.dumps(
+        [["".join(c["source"]) for c in cells], parameters, code_version(), data_fingerprint()], sort_keys=True
+    )
     return hashlib.sha256(source.encode()).hexdigest()[:16]
 
-def _marker(output: Path) -> Path: return output.with_suffix(".done.json")
+
+def _marker(output: Path) -> Path:
+    return output.with_suffix(".done.json")
 
 # %% ../nbs/09_reproduce.ipynb #a09565a9
 def is_done(output: Path, fingerprint: str) -> bool:
@@ -136,21 +171,36 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     "Execute `notebook` with papermill into `output`; returns seconds taken; raises `ReproduceError` naming the failed cell."
     import papermill
     from papermill.exceptions import PapermillExecutionError
+
     output.parent.mkdir(parents=True, exist_ok=True)
     _marker(output).unlink(missing_ok=True)  # the output is about to be overwritten: it is not done until the run ends
     start = time.time()
     try:
-        papermill.execute_notebook(str(notebook), str(output), parameters=parameters, cwd=str(Path(notebook).parent),
-                                   progress_bar=progress_bar, kernel_name="python3",
-                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])  # not ipykernel's TCP warning per notebook
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=parameters,
+            cwd=str(Path(notebook).parent),
+            progress_bar=progress_bar,
+            kernel_name="python3",
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        )  # not ipykernel's TCP warning per notebook
     except PapermillExecutionError as error:
-        raise ReproduceError(f"{Path(notebook).name} (parameters {parameters}) failed in cell {error.cell_index} "
-                             f"(execution count {error.exec_count}): {error.ename}: {error.evalue}\n"
-                             f"  the executed notebook is kept at {output}") from None
+        raise ReproduceError(
+            f"{Path(notebook).name} (parameters {parameters}) failed in cell {error.cell_index} "
+            f"(execution count {error.exec_count}): {error.ename}: {error.evalue}\n"
+            f"  the executed notebook is kept at {output}"
+        ) from None
     seconds = time.time() - start
     with atomic_write(_marker(output)) as f:
-        json.dump({"fingerprint": task_fingerprint(notebook, parameters), "seconds": round(seconds, 1),
-                   "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}, f)
+        json.dump(
+            {
+                "fingerprint": task_fingerprint(notebook, parameters),
+                "seconds": round(seconds, 1),
+                "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            },
+            f,
+        )
     return seconds
 
 # %% ../nbs/09_reproduce.ipynb #23bb663d
@@ -161,8 +211,9 @@ def needs(self: RunPlan) -> dict[tuple[Path, str], list[tuple[Path, str]]]:
     by_name = {e.name: [t for t in tasks if t[0] == e.path] for e in self.experiments}
     for notebook, dataset in tasks:
         needed = next(e for e in self.experiments if e.path == notebook).needs
-        prerequisites[notebook, dataset] = [t for n in needed for t in
-                                            ([t for t in by_name.get(n, []) if t[1] == dataset] or by_name.get(n, []))]
+        prerequisites[notebook, dataset] = [
+            t for n in needed for t in ([t for t in by_name.get(n, []) if t[1] == dataset] or by_name.get(n, []))
+        ]
     return prerequisites
 
 # %% ../nbs/09_reproduce.ipynb #a2f1f95c
@@ -180,7 +231,9 @@ def _run_in_order(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int = 1)
     "Yield (task, seconds) running `waiting` one after the other, with a progress bar over each notebook's cells."
     for i, (notebook, dataset) in enumerate(waiting, start=1):
         logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.profile)
-        seconds = run_notebook(notebook, plan.output_path(notebook, dataset), _parameters(plan, dataset), progress_bar=True)
+        seconds = run_notebook(
+            notebook, plan.output_path(notebook, dataset), _parameters(plan, dataset), progress_bar=True
+        )
         logger.info("%s / %s done in %.0f s", notebook.stem, dataset, seconds)
         yield (notebook, dataset), seconds
 
@@ -188,19 +241,29 @@ def _run_in_order(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int = 1)
 def _longest_chains_first(plan: RunPlan, waiting: list[tuple[Path, str]], needs: dict) -> list[tuple[Path, str]]:
     "`waiting` ordered by the expected seconds from each task's start to the end of the longest chain of tasks needing it."
     chain = {}
-    for task in reversed(plan.tasks()):  # a task's needs come earlier in the plan: its dependants' chains are known by now
-        chain[task] = plan.expected_seconds(*task) + max([chain[u] for u, pre in needs.items() if task in pre], default=0)
+    for task in reversed(
+        plan.tasks()
+    ):  # a task's needs come earlier in the plan: its dependants' chains are known by now
+        chain[task] = plan.expected_seconds(*task) + max(
+            [chain[u] for u, pre in needs.items() if task in pre], default=0
+        )
     return sorted(waiting, key=lambda t: -chain[t])  # list scheduling; stable: then plan order
 
 # %% ../nbs/09_reproduce.ipynb #5c609f85
 import contextlib
 
+
 @contextlib.contextmanager
 def _core_shares(jobs: int):
     "While inside: kernels started from here get their share of the cores (torch, OpenMP, BLAS) and idle OpenMP threads sleep."
     share = str(max(1, (os.cpu_count() or 1) // jobs))
-    wanted = {**{name: os.environ.get(name, share) for name in ("DEID_NB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
-              "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    wanted = {
+        **{
+            name: os.environ.get(name, share)
+            for name in ("DEID_NB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+        },
+        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+    }
     saved = {name: os.environ.get(name) for name in wanted}
     os.environ.update(wanted)
     try:
@@ -213,13 +276,22 @@ def _core_shares(jobs: int):
 def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
     "Yield (task, seconds) running up to `jobs` tasks at a time, each once the tasks it needs are done (those that others need first); the first failure is raised after the running ones end."
     running, failure, waiting = {}, None, _longest_chains_first(plan, waiting, needs := plan.needs())
-    with _core_shares(jobs), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:  # workers only start kernels
+    with (
+        _core_shares(jobs),
+        ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool,
+    ):  # workers only start kernels
         while running or (waiting and failure is None):
             blocked = set(waiting) | set(running.values())
-            for task in [t for t in waiting if not set(needs[t]) & blocked][:jobs - len(running)] if failure is None else []:
+            for task in (
+                [t for t in waiting if not set(needs[t]) & blocked][: jobs - len(running)] if failure is None else []
+            ):
                 waiting.remove(task)
-                logger.info("start %s / %s (%d running, %d waiting)", task[0].stem, task[1], len(running) + 1, len(waiting))
-                running[pool.submit(run_notebook, task[0], plan.output_path(*task), _parameters(plan, task[1]), False)] = task
+                logger.info(
+                    "start %s / %s (%d running, %d waiting)", task[0].stem, task[1], len(running) + 1, len(waiting)
+                )
+                running[
+                    pool.submit(run_notebook, task[0], plan.output_path(*task), _parameters(plan, task[1]), False)
+                ] = task
             for future in wait(running, return_when=FIRST_COMPLETED)[0]:
                 task = running.pop(future)
                 if future.exception() is not None:
@@ -234,23 +306,40 @@ def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
 def _parameters(plan: RunPlan, dataset: str) -> dict:
     "A task's papermill parameters: its dataset and profile, and the plan's overrides and seed where it sets them."
     chosen = {"overrides": plan.overrides} if plan.overrides else {}
-    return {"dataset": dataset, "profile": plan.profile, **chosen, **({"seed": plan.seed} if plan.seed is not None else {})}
+    return {
+        "dataset": dataset,
+        "profile": plan.profile,
+        **chosen,
+        **({"seed": plan.seed} if plan.seed is not None else {}),
+    }
 
-def reproduce(plan: RunPlan, force: bool = False,
-              jobs: int = 1, # notebooks executed at once (each in its own kernel), a task starting once the tasks it needs are done
-             ) -> list[dict]:
+
+def reproduce(
+    plan: RunPlan,
+    force: bool = False,
+    jobs: int = 1,  # notebooks executed at once (each in its own kernel), a task starting once the tasks it needs are done
+) -> list[dict]:
     "Run every task of `plan` not already done (all with `force`); returns one record per task, in plan order."
     check_overrides(plan)
     tasks, records = plan.tasks(), {}
     for notebook, dataset in tasks:
         output = plan.output_path(notebook, dataset)
         if not force and is_done(output, task_fingerprint(notebook, _parameters(plan, dataset))):
-            records[notebook, dataset] = {"notebook": notebook.stem, "dataset": dataset, "status": "reused",
-                                          "seconds": json.loads(_marker(output).read_text())["seconds"]}
+            records[notebook, dataset] = {
+                "notebook": notebook.stem,
+                "dataset": dataset,
+                "status": "reused",
+                "seconds": json.loads(_marker(output).read_text())["seconds"],
+            }
     waiting = [t for t in tasks if t not in records]
     run = _run_in_order if jobs <= 1 else _run_at_once
     for (notebook, dataset), seconds in run(plan, waiting, jobs):
-        records[notebook, dataset] = {"notebook": notebook.stem, "dataset": dataset, "status": "ran", "seconds": round(seconds, 1)}
+        records[notebook, dataset] = {
+            "notebook": notebook.stem,
+            "dataset": dataset,
+            "status": "ran",
+            "seconds": round(seconds, 1),
+        }
     return [records[t] for t in tasks]
 
 # %% ../nbs/09_reproduce.ipynb #87d3baac
@@ -259,26 +348,38 @@ def _commit(root: Path) -> str:
     found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
     return found.stdout.strip() if found.returncode == 0 else ""
 
+
 def _rewrite_results(records: list[dict], profile: str, wall_seconds: float, jobs: int):
     "Record the run's time, rewrite the results pages and the README's headline (and its source nbs/index.ipynb, when present)."
     root, figures, ran = cache_root(), get_figures_dir(), sum(r["status"] == "ran" for r in records)
-    record_timing(figures, f"deid-nb reproduce --profile {profile} --jobs {jobs}", f"every experiment notebook ({ran} run, {len(records) - ran} reused)",
-                  wall_seconds / 60, f"{os.cpu_count()}-core CPU", _commit(root), time.strftime("%Y-%m-%d"))
+    record_timing(
+        figures,
+        f"deid-nb reproduce --profile {profile} --jobs {jobs}",
+        f"every experiment notebook ({ran} run, {len(records) - ran} reused)",
+        wall_seconds / 60,
+        f"{os.cpu_count()}-core CPU",
+        _commit(root),
+        time.strftime("%Y-%m-%d"),
+    )
     write_result_pages(figures)
     readme, index = root / "README.md", root / "nbs" / "index.ipynb"
     if readme.exists():
         update_readme(readme, headline_markdown(figures), "headline", index=index if index.exists() else None)
 
 # %% ../nbs/09_reproduce.ipynb #b2d6e8f1
-def _rewrite_results_if_published(plan: RunPlan, every: list[Experiment], records: list[dict], wall_seconds: float, jobs: int):
+def _rewrite_results_if_published(
+    plan: RunPlan, every: list[Experiment], records: list[dict], wall_seconds: float, jobs: int
+):
     "`_rewrite_results` after a complete run of the default profile at the notebooks' own sizes and seeds; else say why not."
     if plan.profile != "default":
         return
     if len(records) == len(RunPlan(every, plan.profile).tasks()) and not plan.overrides and plan.seed is None:
         _rewrite_results(records, plan.profile, wall_seconds, jobs)
     else:
-        logger.info("not every notebook, or not their own sizes and seeds (--only, --datasets, --overrides, --seed): "
-                    "the results pages and the README's headline are left as they are")
+        logger.info(
+            "not every notebook, or not their own sizes and seeds (--only, --datasets, --overrides, --seed): "
+            "the results pages and the README's headline are left as they are"
+        )
 
 # %% ../nbs/09_reproduce.ipynb #72255e93
 def _writable_figures_dir() -> Path:
@@ -288,7 +389,9 @@ def _writable_figures_dir() -> Path:
         with tempfile.TemporaryFile(dir=figures):
             pass
     except OSError as error:
-        raise ReproduceError(f"the figures folder cannot be written ({error}); set DEID_NB_FIGURES to a writable folder") from None
+        raise ReproduceError(
+            f"the figures folder cannot be written ({error}); set DEID_NB_FIGURES to a writable folder"
+        ) from None
     return figures
 
 # %% ../nbs/09_reproduce.ipynb #10b3499e
@@ -301,7 +404,13 @@ def run_reproduce(args: argparse.Namespace) -> int:
             return 0
         if args.jobs < 1:
             raise ReproduceError(f"--jobs must be >= 1, got {args.jobs}")
-        plan = RunPlan(chosen, args.profile, tuple(args.datasets) if args.datasets else None, overrides=args.overrides, seed=args.seed)
+        plan = RunPlan(
+            chosen,
+            args.profile,
+            tuple(args.datasets) if args.datasets else None,
+            overrides=args.overrides,
+            seed=args.seed,
+        )
         check_overrides(plan)
         _writable_figures_dir()
         logger.info("reproduce: %d tasks, profile %s", len(plan.tasks()), plan.profile)
@@ -309,7 +418,9 @@ def run_reproduce(args: argparse.Namespace) -> int:
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)
         return 1
-    logger.info("reproduce finished in %.1f minutes (%d at a time)", (wall_seconds := time.time() - start) / 60, args.jobs)
+    logger.info(
+        "reproduce finished in %.1f minutes (%d at a time)", (wall_seconds := time.time() - start) / 60, args.jobs
+    )
     if not args.no_readme:
         _rewrite_results_if_published(plan, experiments, records, wall_seconds, args.jobs)
     return 0

@@ -31,8 +31,16 @@ __all__ = ['logger', 'BLOCKS', 'SIDEBAR_CSS', 'SEARCH_BOX', 'MATHJAX', 'SEARCH_C
            'stale_run_note', 'build_site', 'store_chapter_outputs']
 
 # %% ../nbs/09b_site.ipynb #a8bd68e6
-BLOCKS = ((0, "Foundations"), (10, "NN DeID"), (20, "NN DeID: experiments"), (30, "Sanitization with risk indicators"),
-          (40, "Retrieval + infilling attack"), (50, "Adversarial representations"), (60, "Report card and command line"))
+BLOCKS = (
+    (0, "Foundations"),
+    (10, "NN DeID"),
+    (20, "NN DeID: experiments"),
+    (30, "Sanitization with risk indicators"),
+    (40, "Retrieval + infilling attack"),
+    (50, "Adversarial representations"),
+    (60, "Report card and command line"),
+)
+
 
 def block_of(notebook: Path) -> str:
     "The block title of a numbered notebook (`index` for the home page)."
@@ -40,6 +48,7 @@ def block_of(notebook: Path) -> str:
     if not number.isdigit():
         return "index"
     return [title for start, title in BLOCKS if int(number) >= start][-1]
+
 
 def page_title(notebook: Path) -> str:
     "The notebook's first heading, else its name."
@@ -56,20 +65,27 @@ def page_sources(nbs_dir: Path, runs_dir: Path, profile: str = "default") -> lis
         if notebook.name == "index.ipynb":
             sources.append((notebook, notebook, "home"))
         elif notebook.name in experiments:
-            executed = next((r for r in (plan.output_path(notebook, d) for d in experiments[notebook.name].datasets) if r.exists()), None)
+            executed = next(
+                (r for r in (plan.output_path(notebook, d) for d in experiments[notebook.name].datasets) if r.exists()),
+                None,
+            )
             sources.append((notebook, executed or notebook, "run" if executed else "not run"))
         else:
             sources.append((notebook, notebook, "chapter"))
     return sources
 
 # %% ../nbs/09b_site.ipynb #ad9df84c
-SIDEBAR_CSS = ("<style>#deid-nb-nav{position:fixed;top:0;left:0;bottom:0;width:270px;overflow:auto;padding:12px;background:#f7f7f9;"
-               "border-right:1px solid #ddd;font:13px sans-serif}#deid-nb-nav h4{margin:12px 0 4px}#deid-nb-nav a{display:block;"
-               "padding:2px 0;color:#245}body{margin-left:290px!important}#deid-nb-search{width:100%;box-sizing:border-box;margin:8px 0 4px}"
-               "#deid-nb-results a{border-bottom:1px solid #e4e4e8}#deid-nb-results small{display:block;color:#667}"
-               ".jp-RenderedMarkdown table{display:block;max-width:100%;overflow-x:auto}</style>")  # wide tables scroll
-SEARCH_BOX = ('<input id="deid-nb-search" type="search" placeholder="Search the site" data-root="">'
-              '<div id="deid-nb-results"></div><a href="api.html">API reference</a>')
+SIDEBAR_CSS = (
+    "<style>#deid-nb-nav{position:fixed;top:0;left:0;bottom:0;width:270px;overflow:auto;padding:12px;background:#f7f7f9;"
+    "border-right:1px solid #ddd;font:13px sans-serif}#deid-nb-nav h4{margin:12px 0 4px}#deid-nb-nav a{display:block;"
+    "padding:2px 0;color:#245}body{margin-left:290px!important}#deid-nb-search{width:100%;box-sizing:border-box;margin:8px 0 4px}"
+    "#deid-nb-results a{border-bottom:1px solid #e4e4e8}#deid-nb-results small{display:block;color:#667}"
+    ".jp-RenderedMarkdown table{display:block;max-width:100%;overflow-x:auto}</style>"
+)  # wide tables scroll
+SEARCH_BOX = (
+    '<input id="deid-nb-search" type="search" placeholder="Search the site" data-root="">'
+    '<div id="deid-nb-results"></div><a href="api.html">API reference</a>'
+)
 
 # %% ../nbs/09b_site.ipynb #9b5e000d
 def sidebar(pages: list[tuple[str, str, str]]) -> str:
@@ -84,6 +100,7 @@ def sidebar(pages: list[tuple[str, str, str]]) -> str:
         parts.append(f'<a href="{name}">{html.escape(title)}</a>')
     return "".join(parts) + '</nav><script src="search.js"></script>'
 
+
 def rooted(nav: str, up: str) -> str:
     "The sidebar of a page `up` (`../../`) below the site's root: its links, script and search index reached from there."
     return re.sub(r'\b(href|src|data-root)="', rf'\1="{up}', nav)
@@ -91,16 +108,25 @@ def rooted(nav: str, up: str) -> str:
 # %% ../nbs/09b_site.ipynb #51d86b6f
 MATHJAX = "_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 
+
 def mathjax_dir() -> Path | None:
     "MathJax 2 as the `jupyter-server-mathjax` package ships it; None where it is not installed (math then shows as TeX)."
     spec = importlib.util.find_spec("jupyter_server_mathjax")
     folder = Path(spec.origin).parent / "static" if spec and spec.origin else None
     return folder if folder and (folder / "MathJax.js").exists() else None
 
+
 def render_page(notebook: nbformat.NotebookNode, nav: str, up: str = "") -> str:
     "One page, `up` below the root: the notebook as HTML without prompts, with the sidebar, loading nothing from another site."
-    exporter = HTMLExporter(template_name="lab", exclude_input_prompt=True, exclude_output_prompt=True, require_js_url="",
-                            mathjax_url=f"{up}{MATHJAX}" if mathjax_dir() else "", mermaid_js_url="", mermaid_layout_elk_js_url="")
+    exporter = HTMLExporter(
+        template_name="lab",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        require_js_url="",
+        mathjax_url=f"{up}{MATHJAX}" if mathjax_dir() else "",
+        mermaid_js_url="",
+        mermaid_layout_elk_js_url="",
+    )
     body, _ = exporter.from_notebook_node(notebook)
     body = re.sub(r'<script src="">\s*</script>', "", body)
     at = body.index(">", body.index("<body")) + 1
@@ -112,12 +138,15 @@ def site_links(markdown: str) -> str:
     markdown = re.sub(r"\]\(nbs/([^)\s]+)\.ipynb\)", r"](\1.html)", markdown)
     return re.sub(r"\]\(([^)\s]*)README\.md\)", r"](\1README.html)", markdown)
 
+
 def render_results_pages(figures_out: Path, nav: str) -> list[Path]:
     "Every results page copied with the figures (`README.md`) also as `README.html` beside it, with the sidebar; returns them."
     written, site_root = [], Path(figures_out).parent
     for page in sorted(Path(figures_out).rglob("README.md")):
         up = "../" * (len(page.relative_to(site_root).parts) - 1)
-        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(site_links(page.read_text(encoding="utf-8")))])
+        notebook = nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_markdown_cell(site_links(page.read_text(encoding="utf-8")))]
+        )
         with atomic_write(page.with_suffix(".html"), encoding="utf-8") as f:
             f.write(render_page(notebook, nav, up))
         written.append(page.with_suffix(".html"))
@@ -145,6 +174,7 @@ def search_entry(url: str, title: str, notebook: nbformat.NotebookNode) -> dict:
     text = " ".join(c.source for c in notebook.cells if c.cell_type in ("markdown", "code"))
     return {"url": url, "title": title, "text": re.sub(r"\s+", " ", text).strip()[:SEARCH_CHARS]}
 
+
 def write_search(out_dir: Path, entries: list[dict]) -> list[Path]:
     "`search.json`, `search_index.js` (the index as a script) and `search.js` (the search box's code) in `out_dir`; returns them."
     index = json.dumps(entries, ensure_ascii=False, separators=(",", ":"))
@@ -158,10 +188,16 @@ def write_search(out_dir: Path, entries: list[dict]) -> list[Path]:
 def _signature(node: ast.AST) -> str:
     "A function's parameters, a class's (its dataclass fields, its `__init__`'s less `self`, else its bases), or a constant's value."
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        node.args.args = node.args.args[any(getattr(d, "id", "") == "patch" for d in node.decorator_list):]  # a @patch method's `self`
+        node.args.args = node.args.args[
+            any(getattr(d, "id", "") == "patch" for d in node.decorator_list) :
+        ]  # a @patch method's `self`
         return f"({ast.unparse(node.args)})"
     if isinstance(node, ast.ClassDef):
-        fields = [f"{ast.unparse(n.target)}: {ast.unparse(n.annotation)}" + (f" = {ast.unparse(n.value)}" if n.value else "") for n in node.body if isinstance(n, ast.AnnAssign)]
+        fields = [
+            f"{ast.unparse(n.target)}: {ast.unparse(n.annotation)}" + (f" = {ast.unparse(n.value)}" if n.value else "")
+            for n in node.body
+            if isinstance(n, ast.AnnAssign)
+        ]
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
         if init and not fields:
             init.args.args = init.args.args[1:]  # `self` (the tree is this call's own)
@@ -180,6 +216,7 @@ def _definitions(tree: ast.Module) -> dict[str, ast.AST]:
         found.update(dict.fromkeys(names, node))
     return found
 
+
 def _first_line(node: ast.AST, lines: list[str]) -> str:
     "The first line of a definition's docstring, or the comment beside a constant."
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -193,14 +230,30 @@ def module_entries(module: Path, package_dir: Path) -> list[dict]:
     chapter = re.search(r"File to edit: (?:\.\./)+nbs/([\w.-]+)\.ipynb", text[:800])
     tree, lines = ast.parse(text), text.splitlines()
     defined = _definitions(tree)
-    dotted = ".".join(Path(module).relative_to(Path(package_dir).parent).with_suffix("").parts).removesuffix(".__init__")
+    dotted = ".".join(Path(module).relative_to(Path(package_dir).parent).with_suffix("").parts).removesuffix(
+        ".__init__"
+    )
     public = ast.literal_eval(defined["__all__"].value) if "__all__" in defined else []
-    patched = [n for n in tree.body if isinstance(n, ast.FunctionDef) and any(getattr(d, "id", "") == "patch" for d in n.decorator_list)]
-    entries = [(name, defined.get(name)) for name in public] + [(f"{ast.unparse(n.args.args[0].annotation)}.{n.name}", n) for n in patched
-                                                               if not n.name.startswith("_") and n.args.args and n.args.args[0].annotation]
-    return [{"module": dotted, "name": name, "chapter": chapter.group(1) if chapter else "",
-             "signature": _signature(node) if node else "", "doc": _first_line(node, lines) if node else f"`from {dotted} import {name}`"}
-            for name, node in entries]
+    patched = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and any(getattr(d, "id", "") == "patch" for d in n.decorator_list)
+    ]
+    entries = [(name, defined.get(name)) for name in public] + [
+        (f"{ast.unparse(n.args.args[0].annotation)}.{n.name}", n)
+        for n in patched
+        if not n.name.startswith("_") and n.args.args and n.args.args[0].annotation
+    ]
+    return [
+        {
+            "module": dotted,
+            "name": name,
+            "chapter": chapter.group(1) if chapter else "",
+            "signature": _signature(node) if node else "",
+            "doc": _first_line(node, lines) if node else f"`from {dotted} import {name}`",
+        }
+        for name, node in entries
+    ]
 
 # %% ../nbs/09b_site.ipynb #9b5e0008
 def api_entries(package_dir: Path | None = None) -> list[dict]:
@@ -210,14 +263,26 @@ def api_entries(package_dir: Path | None = None) -> list[dict]:
     entries = [e for m in modules for e in module_entries(m, package_dir)]
     return sorted(entries, key=lambda e: (e["chapter"], e["module"]))
 
+
 def api_notebook(entries: list[dict], titles: dict[str, str]) -> nbformat.NotebookNode:
     "The API reference as a notebook of Markdown: a section per module, linked to its chapter (`titles`: {notebook stem: title})."
-    cells = [nbformat.v4.new_markdown_cell("# API reference\n> Every public name of `deid_nb`, by module in the order of the chapters: its "
-                                           "signature and the first line of its docstring. Each module links to the chapter that explains it.")]
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            "# API reference\n> Every public name of `deid_nb`, by module in the order of the chapters: its "
+            "signature and the first line of its docstring. Each module links to the chapter that explains it."
+        )
+    ]
     for module in dict.fromkeys(e["module"] for e in entries):
         mine = [e for e in entries if e["module"] == module]
-        lines = [f"## `{module}` — [{titles.get(mine[0]['chapter'], mine[0]['chapter'])}]({mine[0]['chapter']}.html)", ""]
-        lines += [f'- <a id="{module}.{e["name"]}"></a>**`{e["name"]}`**`{e["signature"]}`' + (f" — {e['doc']}" if e["doc"] else "") for e in mine]
+        lines = [
+            f"## `{module}` — [{titles.get(mine[0]['chapter'], mine[0]['chapter'])}]({mine[0]['chapter']}.html)",
+            "",
+        ]
+        lines += [
+            f'- <a id="{module}.{e["name"]}"></a>**`{e["name"]}`**`{e["signature"]}`'
+            + (f" — {e['doc']}" if e["doc"] else "")
+            for e in mine
+        ]
         cells.append(nbformat.v4.new_markdown_cell("\n".join(lines)))
     return nbformat.v4.new_notebook(cells=cells)
 
@@ -225,19 +290,28 @@ def api_notebook(entries: list[dict], titles: dict[str, str]) -> nbformat.Notebo
 def changed_cells(notebook: Path, executed: Path) -> int:
     "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
     mine = [c.source for c in nbformat.read(notebook, as_version=4).cells]
-    ran = [c.source for c in nbformat.read(executed, as_version=4).cells if "injected-parameters" not in c.metadata.get("tags", [])]
-    blocks = difflib.SequenceMatcher(a=ran, b=mine, autojunk=False).get_opcodes()  # aligned: an inserted cell is one change
+    ran = [
+        c.source
+        for c in nbformat.read(executed, as_version=4).cells
+        if "injected-parameters" not in c.metadata.get("tags", [])
+    ]
+    blocks = difflib.SequenceMatcher(
+        a=ran, b=mine, autojunk=False
+    ).get_opcodes()  # aligned: an inserted cell is one change
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in blocks if tag != "equal")
+
 
 def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nbformat.NotebookNode:
     "The markdown cell that heads the page of a run made with an earlier version of its notebook."
     return nbformat.v4.new_markdown_cell(
         f"> **This page shows the last {profile} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
-        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it.")
+        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it."
+    )
 
 # %% ../nbs/09b_site.ipynb #5b1e0c04
-def _page_notebook(notebook: Path, source: Path, kind: str, nbs_dir: Path, execute: bool, figures_dir: Path,
-                   profile: str = "default") -> nbformat.NotebookNode:
+def _page_notebook(
+    notebook: Path, source: Path, kind: str, nbs_dir: Path, execute: bool, figures_dir: Path, profile: str = "default"
+) -> nbformat.NotebookNode:
     "What a page shows: a chapter (run now when `execute`), a run (noted when stale), an experiment not run here with its committed results, the home page."
     nb = execute_chapter(source, nbs_dir) if kind == "chapter" and execute else nbformat.read(source, as_version=4)
     if kind == "run" and (changed := changed_cells(notebook, source)):
@@ -254,6 +328,7 @@ def _write(path: Path, text: str) -> Path:
         f.write(text)
     return path
 
+
 def _figures_and_assets(out_dir: Path, figures_dir: Path, nav: str) -> list[dict]:
     "Copy `figures/` (its results pages rendered) and MathJax into the site; returns the results pages' search entries."
     entries = []
@@ -263,7 +338,13 @@ def _figures_and_assets(out_dir: Path, figures_dir: Path, nav: str) -> list[dict
         for page in render_results_pages(out_dir / "figures", nav):
             text = page.with_suffix(".md").read_text(encoding="utf-8")
             cell = nbformat.v4.new_markdown_cell(text)
-            entries.append(search_entry(page.relative_to(out_dir).as_posix(), text.split("\n", 1)[0].lstrip("# "), nbformat.v4.new_notebook(cells=[cell])))
+            entries.append(
+                search_entry(
+                    page.relative_to(out_dir).as_posix(),
+                    text.split("\n", 1)[0].lstrip("# "),
+                    nbformat.v4.new_notebook(cells=[cell]),
+                )
+            )
     if mathjax_dir():
         shutil.copytree(mathjax_dir(), out_dir / "_static" / "mathjax", dirs_exist_ok=True)
     return entries
@@ -273,12 +354,25 @@ def _write_api(out_dir: Path, nav: str, titles: dict[str, str]) -> list[dict]:
     "Write `api.html`; returns its names as search entries."
     api = api_entries()
     _write(out_dir / "api.html", render_page(api_notebook(api, titles), nav))
-    return [{"url": f"api.html#{e['module']}.{e['name']}", "title": f"{e['name']} ({e['module']})",
-             "text": f"{e['name']}{e['signature']} {e['doc']}"} for e in api]
+    return [
+        {
+            "url": f"api.html#{e['module']}.{e['name']}",
+            "title": f"{e['name']} ({e['module']})",
+            "text": f"{e['name']}{e['signature']} {e['doc']}",
+        }
+        for e in api
+    ]
 
 # %% ../nbs/09b_site.ipynb #9b5e000a
-def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir: str | Path | None = None,
-               figures_dir: str | Path | None = None, profile: str = "default", execute: bool = False, only: list[str] | None = None) -> Path:
+def build_site(
+    out_dir: str | Path,
+    nbs_dir: str | Path | None = None,
+    runs_dir: str | Path | None = None,
+    figures_dir: str | Path | None = None,
+    profile: str = "default",
+    execute: bool = False,
+    only: list[str] | None = None,
+) -> Path:
     "Write the site into `out_dir` (a page per notebook — only those of `only` when given —, `api.html`, the search, `figures/`); returns its index page."
     root = cache_root()
     nbs_dir, runs_dir = Path(nbs_dir or root / "nbs"), Path(runs_dir or root / "runs")
@@ -302,13 +396,21 @@ def build_site(out_dir: str | Path, nbs_dir: str | Path | None = None, runs_dir:
 def store_chapter_outputs(nbs_dir: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
     "Run every library chapter (those of `only` when given) with slow cells skipped and store its page's outputs in it; returns them."
     nbs_dir = Path(nbs_dir or cache_root() / "nbs")
-    roots = {str(nbs_dir.resolve().parent): "<checkout>", str(get_data_dir().resolve()): "<data>", str(Path.home()): "~"}
+    roots = {
+        str(nbs_dir.resolve().parent): "<checkout>",
+        str(get_data_dir().resolve()): "<data>",
+        str(Path.home()): "~",
+    }
     stored = []
     for notebook, _, kind in page_sources(nbs_dir, nbs_dir / "no-runs"):
         if kind != "chapter" or (only and notebook.stem not in only):
             continue
         try:
-            logger.info("%s: %d cell(s) with outputs stored", notebook.name, store_outputs(notebook, execute_chapter(notebook, nbs_dir), roots))
+            logger.info(
+                "%s: %d cell(s) with outputs stored",
+                notebook.name,
+                store_outputs(notebook, execute_chapter(notebook, nbs_dir), roots),
+            )
             stored.append(notebook)
         except RuntimeError as error:
             logger.warning("%s", error)

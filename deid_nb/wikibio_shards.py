@@ -30,8 +30,11 @@ def _split_files(directory: Path, split: str) -> dict[str, Path]:
     "The four files of one split of the original layout; a missing one is an error naming it."
     files = {ext: directory / f"{split}.{ext}" for ext in ("box", "nb", "sent", "title")}
     if missing := [path.name for path in files.values() if not path.is_file()]:
-        raise DataError(f"WikiBio {split}: {', '.join(missing)} missing in {directory} (expected {split}.box/.nb/.sent/.title)")
+        raise DataError(
+            f"WikiBio {split}: {', '.join(missing)} missing in {directory} (expected {split}.box/.nb/.sent/.title)"
+        )
     return files
+
 
 def _raw_person(split: str, line: int, box: str, nb: str, title: str, sentences: Iterator[str]) -> Person:
     "Person `line` (0-based) of `split`, taking its sentences off the shared `.sent` iterator."
@@ -42,19 +45,24 @@ def _raw_person(split: str, line: int, box: str, nb: str, title: str, sentences:
         raise DataError(f"WikiBio {split}: .sent ends inside article {line + 1}")
     profile = parse_wikibio_box(box)
     profile.setdefault("name", title.strip())
-    return Person(f"{split}-{line}", unescape_ptb(" ".join(s.strip() for s in article)), profile, {"title": title.strip()})
+    return Person(
+        f"{split}-{line}", unescape_ptb(" ".join(s.strip() for s in article)), profile, {"title": title.strip()}
+    )
 
 # %% ../nbs/02b_wikibio_shards.ipynb #3b14bc97
-def iter_wikibio_raw(directory: str | Path, # a split's folder of the original layout
-                     split: str | None = None, # the file stem (`train`, `valid`, `test`); default the folder's name
-                    ) -> Iterator[Person]:
+def iter_wikibio_raw(
+    directory: str | Path,  # a split's folder of the original layout
+    split: str | None = None,  # the file stem (`train`, `valid`, `test`); default the folder's name
+) -> Iterator[Person]:
     "People of one split of the original WikiBio layout, read line by line (memory stays flat on the full release)."
     directory = Path(directory)
     split = split or directory.name
     files = _split_files(directory, split)
     with ExitStack() as stack:
-        box, nb, sent, title = (stack.enter_context(open(files[ext], encoding="utf-8", newline="\n"))
-                                for ext in ("box", "nb", "sent", "title"))
+        box, nb, sent, title = (
+            stack.enter_context(open(files[ext], encoding="utf-8", newline="\n"))
+            for ext in ("box", "nb", "sent", "title")
+        )
         for line, rows in enumerate(zip_longest(box, nb, title)):
             if None in rows:
                 raise DataError(f"WikiBio {split}: .box, .nb and .title end at different lines (line {line + 1})")
@@ -63,21 +71,40 @@ def iter_wikibio_raw(directory: str | Path, # a split's folder of the original l
             raise DataError(f"WikiBio {split}: .sent has lines after the last article")
 
 # %% ../nbs/02b_wikibio_shards.ipynb #b8d4cada
-SHARD_SCHEMA = pa.schema([("person_id", pa.string()), ("document", pa.string()), ("title", pa.string()),
-                          ("profile", pa.map_(pa.string(), pa.string()))])
+SHARD_SCHEMA = pa.schema(
+    [
+        ("person_id", pa.string()),
+        ("document", pa.string()),
+        ("title", pa.string()),
+        ("profile", pa.map_(pa.string(), pa.string())),
+    ]
+)
+
 
 def _write_shard(records: list[Person], path: Path, first_line: int, on_error: str) -> dict:
     "Write one shard atomically; its manifest entry (file, records read, people kept, skipped, SHA-256)."
     people = validate_people(records, path.name, on_error, [f"line {first_line + i + 1}" for i in range(len(records))])
-    table = pa.table({"person_id": [p.person_id for p in people], "document": [p.document for p in people],
-                      "title": [p.extras.get("title", "") for p in people],
-                      "profile": [list(p.profile.items()) for p in people]}, schema=SHARD_SCHEMA)
+    table = pa.table(
+        {
+            "person_id": [p.person_id for p in people],
+            "document": [p.document for p in people],
+            "title": [p.extras.get("title", "") for p in people],
+            "profile": [list(p.profile.items()) for p in people],
+        },
+        schema=SHARD_SCHEMA,
+    )
     temporary = path.with_name(path.name + ".partial")
     pq.write_table(table, temporary)
     os.replace(temporary, path)
     logger.info("%s: %d people, %d skipped", path.name, len(people), len(people.skipped))
     skipped = [{"where": s.where, "person_id": s.person_id, "reason": s.reason} for s in people.skipped]
-    return {"file": path.name, "records": len(records), "people": len(people), "skipped": skipped, "sha256": sha256_of(path)}
+    return {
+        "file": path.name,
+        "records": len(records),
+        "people": len(people),
+        "skipped": skipped,
+        "sha256": sha256_of(path),
+    }
 
 # %% ../nbs/02b_wikibio_shards.ipynb #0cadc140
 def _save_manifest(out: Path, manifest: dict):
@@ -86,13 +113,16 @@ def _save_manifest(out: Path, manifest: dict):
     temporary.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     os.replace(temporary, out / "manifest.json")
 
+
 def _finished_shards(out: Path, split: str, shard_size: int) -> list[dict]:
     "The manifest's shards still on disk with their recorded SHA-256, up to the first that is not; [] without a manifest."
     if not (out / "manifest.json").exists():
         return []
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     if (manifest["split"], manifest["shard_size"]) != (split, shard_size):
-        raise DataError(f"{out}: holds shards of {manifest['split']!r} by {manifest['shard_size']}, not {split!r} by {shard_size}; use another folder")
+        raise DataError(
+            f"{out}: holds shards of {manifest['split']!r} by {manifest['shard_size']}, not {split!r} by {shard_size}; use another folder"
+        )
     kept = []
     for shard in manifest["shards"]:
         if not (out / shard["file"]).exists() or sha256_of(out / shard["file"]) != shard["sha256"]:
@@ -101,30 +131,39 @@ def _finished_shards(out: Path, split: str, shard_size: int) -> list[dict]:
     return kept
 
 # %% ../nbs/02b_wikibio_shards.ipynb #34662b9d
-def write_wikibio_shards(directory: str | Path, # a split's folder of the original layout
-                         out: str | Path, # the shard folder (created); a rerun resumes in it
-                         split: str | None = None, # the file stem; default the folder's name
-                         shard_size: int = 10_000, # records per shard
-                         on_error: str = "skip", # a bad record: "skip" (listed in the manifest) or "raise"
-                        ) -> dict:
+def write_wikibio_shards(
+    directory: str | Path,  # a split's folder of the original layout
+    out: str | Path,  # the shard folder (created); a rerun resumes in it
+    split: str | None = None,  # the file stem; default the folder's name
+    shard_size: int = 10_000,  # records per shard
+    on_error: str = "skip",  # a bad record: "skip" (listed in the manifest) or "raise"
+) -> dict:
     "Stream one split into Parquet shards `SPLIT-00000.parquet …` and a manifest with each shard's SHA-256; resumable."
     directory, out, split = Path(directory), Path(out), split or Path(directory).name
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")
     out.mkdir(parents=True, exist_ok=True)
-    manifest = {"split": split, "shard_size": shard_size, "complete": False, "shards": _finished_shards(out, split, shard_size)}
+    manifest = {
+        "split": split,
+        "shard_size": shard_size,
+        "complete": False,
+        "shards": _finished_shards(out, split, shard_size),
+    }
     records = islice(iter_wikibio_raw(directory, split), len(manifest["shards"]) * shard_size, None)
     for index in count(len(manifest["shards"])):
         if not (batch := list(islice(records, shard_size))):
             break
-        manifest["shards"].append(_write_shard(batch, out / f"{split}-{index:05d}.parquet", index * shard_size, on_error))
+        manifest["shards"].append(
+            _write_shard(batch, out / f"{split}-{index:05d}.parquet", index * shard_size, on_error)
+        )
         _save_manifest(out, manifest)
     _save_manifest(out, manifest | {"complete": True, "people": sum(s["people"] for s in manifest["shards"])})
     return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
 
 # %% ../nbs/02b_wikibio_shards.ipynb #4eb47441
-def read_wikibio_shards(out: str | Path, # a folder written by `write_wikibio_shards`
-                       ) -> Iterator[Person]:
+def read_wikibio_shards(
+    out: str | Path,  # a folder written by `write_wikibio_shards`
+) -> Iterator[Person]:
     "The people of a finished shard folder, shard by shard, each shard's SHA-256 checked before it is read."
     out = Path(out)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))

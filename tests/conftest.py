@@ -1,4 +1,5 @@
 """Fixtures several test files share: a small synthetic pool and the word-overlap test double over it."""
+
 import pytest
 
 from deid_nb.people import make_synthetic_people

@@ -1,6 +1,7 @@
 """The bad-input matrix: for each public entry point (baselines, metrics, `deidentify`, the CLI), every kind of bad
 record or bad call, and the exact outcome -- an error of a named type whose message names the record and the problem,
 or the record skipped and reported while the good records go through. (The loaders' matrix is in test_data_hardening.py.)"""
+
 import contextlib
 import io
 import json
@@ -28,8 +29,14 @@ from deid_nb.infill.retrieval import SparseRetriever
 from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.nn_deid.experiments import nn_deid_results
 from deid_nb.nn_deid.registry import load_reidentifier
-from deid_nb.nn_deid.model import (BiEncoder, cached_profile_embeddings, load_model, profile_cache_path, save_model,
-                                   tiny_config)
+from deid_nb.nn_deid.model import (
+    BiEncoder,
+    cached_profile_embeddings,
+    load_model,
+    profile_cache_path,
+    save_model,
+    tiny_config,
+)
 from deid_nb.people import DataError
 from deid_nb.reidentifier import WordOverlapReidentifier
 from deid_nb.reproduce import RunPlan, experiment_notebooks, is_done, reproduce, task_fingerprint
@@ -58,7 +65,9 @@ METHOD_PARAMS = {m: ({"fraction": 0.3} if m.startswith("idf") else {}) for m in 
 @pytest.mark.parametrize("record,reason", BAD_PEOPLE.values(), ids=BAD_PEOPLE.keys())
 @pytest.mark.parametrize("method", sorted(BASELINES))
 def test_baseline_skips_and_names_a_bad_record(method, record, reason, caplog):
-    people = [record] if method in ("presidio", "scrubadub", "named_entity") else [record, PEOPLE[0]]  # no tool loaded for one bad record
+    people = (
+        [record] if method in ("presidio", "scrubadub", "named_entity") else [record, PEOPLE[0]]
+    )  # no tool loaded for one bad record
     with caplog.at_level(logging.WARNING, logger="deid_nb"):
         masked = redact_people(people, method, idf=IDF, progress=False, **METHOD_PARAMS[method])
     assert list(masked) == [p.person_id for p in people[1:]]
@@ -66,21 +75,68 @@ def test_baseline_skips_and_names_a_bad_record(method, record, reason, caplog):
 
 
 BAD_BASELINE_CALLS = {  # case: (people, method, keyword arguments, error type, message)
-    "unknown method": (PEOPLE, "nope", {}, KeyError, "unknown baseline 'nope'; choose one of ['idf', 'idf_table_aware', "),
-    "idf without weights": (PEOPLE, "idf", {"fraction": 0.3}, ValueError, "the 'idf' baseline needs idf weights (see dataset_idf)"),
-    "idf without fraction": (PEOPLE, "idf", {"idf": IDF}, ValueError, "the 'idf' baseline needs fraction= in [0, 1], got None"),
-    "fraction above 1": (PEOPLE, "idf_table_aware", {"idf": IDF, "fraction": 1.5}, ValueError,
-                         "the 'idf_table_aware' baseline needs fraction= in [0, 1], got 1.5"),
-    "unknown parameter": (PEOPLE, "lexical", {"colour": 3}, ValueError,
-                          "baseline 'lexical' cannot run with parameters {'colour': 3}: lexical_redact() got an unexpected keyword argument 'colour'"),
-    "unknown entity type": (PEOPLE, "named_entity", {"entity_types": ("PERSON", "ALIEN")}, ValueError,
-                            "baseline 'named_entity' cannot run with parameters {'entity_types': ('PERSON', 'ALIEN')}: unknown spaCy entity type(s) ['ALIEN']"),
-    "a string for people": ("Alma paints", "lexical", {}, TypeError, "people must be a sequence of Person records, got one str"),
-    "one Person for people": (PEOPLE[0], "lexical", {}, TypeError, "people must be a sequence of Person records, got one Person"),
+    "unknown method": (
+        PEOPLE,
+        "nope",
+        {},
+        KeyError,
+        "unknown baseline 'nope'; choose one of ['idf', 'idf_table_aware', ",
+    ),
+    "idf without weights": (
+        PEOPLE,
+        "idf",
+        {"fraction": 0.3},
+        ValueError,
+        "the 'idf' baseline needs idf weights (see dataset_idf)",
+    ),
+    "idf without fraction": (
+        PEOPLE,
+        "idf",
+        {"idf": IDF},
+        ValueError,
+        "the 'idf' baseline needs fraction= in [0, 1], got None",
+    ),
+    "fraction above 1": (
+        PEOPLE,
+        "idf_table_aware",
+        {"idf": IDF, "fraction": 1.5},
+        ValueError,
+        "the 'idf_table_aware' baseline needs fraction= in [0, 1], got 1.5",
+    ),
+    "unknown parameter": (
+        PEOPLE,
+        "lexical",
+        {"colour": 3},
+        ValueError,
+        "baseline 'lexical' cannot run with parameters {'colour': 3}: lexical_redact() got an unexpected keyword argument 'colour'",
+    ),
+    "unknown entity type": (
+        PEOPLE,
+        "named_entity",
+        {"entity_types": ("PERSON", "ALIEN")},
+        ValueError,
+        "baseline 'named_entity' cannot run with parameters {'entity_types': ('PERSON', 'ALIEN')}: unknown spaCy entity type(s) ['ALIEN']",
+    ),
+    "a string for people": (
+        "Alma paints",
+        "lexical",
+        {},
+        TypeError,
+        "people must be a sequence of Person records, got one str",
+    ),
+    "one Person for people": (
+        PEOPLE[0],
+        "lexical",
+        {},
+        TypeError,
+        "people must be a sequence of Person records, got one Person",
+    ),
 }
 
 
-@pytest.mark.parametrize("people,method,kwargs,error,message", BAD_BASELINE_CALLS.values(), ids=BAD_BASELINE_CALLS.keys())
+@pytest.mark.parametrize(
+    "people,method,kwargs,error,message", BAD_BASELINE_CALLS.values(), ids=BAD_BASELINE_CALLS.keys()
+)
 def test_bad_baseline_call_is_an_error(people, method, kwargs, error, message):
     with pytest.raises(error, match=re.escape(message)):
         redact_people(people, method, progress=False, **kwargs)
@@ -89,25 +145,61 @@ def test_bad_baseline_call_is_an_error(people, method, kwargs, error, message):
 # ---------------------------------------------------------------- metrics: every bad call is an error naming the document
 BAD_METRIC_CALLS = {  # case: (call, error type, message)
     "lengths differ": (lambda: percent_masked(["a"], ["a", "b"]), ValueError, "1 masked documents but 2 originals"),
-    "masks added": (lambda: percent_masked(["x", "<mask> <mask> <mask>"], ["x", "a b"]), ValueError,
-                    "document 1: 3 masks added to an original of 2 words: not a masking of that original"),
-    "empty original": (lambda: percent_masked(["a b"], [""]), ValueError,
-                       "document 0: 0 masks added to an original of 0 words (no words): not a masking of that original"),
-    "masked text missing": (lambda: percent_masked(["a", None], ["a", "b"]), TypeError,
-                            "document 1: the masked text is a NoneType, not a string"),
-    "original a number": (lambda: information_loss(["a"], [7]), TypeError, "document 0: the original text is a int, not a string"),
-    "unknown average": (lambda: percent_masked(["a"], ["a"], average="median"), ValueError,
-                        "average must be 'document' or 'corpus', got 'median'"),
-    "ids and documents differ": (lambda: reidentification_ranks(["a"], ["x", "y"], [POOL]), ValueError, "1 documents but 2 true ids"),
-    "empty ensemble": (lambda: reidentification_ranks(["a"], [PID], []), ValueError, "the ensemble has no re-identifiers"),
-    "same names twice": (lambda: reidentification_ranks(["a"], [PID], [POOL, POOL]), ValueError,
-                         "re-identifier names are not unique: ['word_overlap', 'word_overlap']; pass a dict"),
-    "id outside the pool": (lambda: reidentification_ranks(["a"], ["stranger"], [POOL]), KeyError,
-                            "word_overlap: 1 id(s) not in the candidate pool, e.g. ['stranger']"),
-    "text of a stranger": (lambda: evaluate_masking({"stranger": "a"}, PEOPLE, [POOL]), KeyError,
-                           "1 text id(s) are not among the people, e.g. ['stranger']"),
-    "text missing": (lambda: evaluate_masking({PID: None}, PEOPLE, [POOL]), TypeError,
-                     f"person {PID}: the text to evaluate is a NoneType, not a string"),
+    "masks added": (
+        lambda: percent_masked(["x", "<mask> <mask> <mask>"], ["x", "a b"]),
+        ValueError,
+        "document 1: 3 masks added to an original of 2 words: not a masking of that original",
+    ),
+    "empty original": (
+        lambda: percent_masked(["a b"], [""]),
+        ValueError,
+        "document 0: 0 masks added to an original of 0 words (no words): not a masking of that original",
+    ),
+    "masked text missing": (
+        lambda: percent_masked(["a", None], ["a", "b"]),
+        TypeError,
+        "document 1: the masked text is a NoneType, not a string",
+    ),
+    "original a number": (
+        lambda: information_loss(["a"], [7]),
+        TypeError,
+        "document 0: the original text is a int, not a string",
+    ),
+    "unknown average": (
+        lambda: percent_masked(["a"], ["a"], average="median"),
+        ValueError,
+        "average must be 'document' or 'corpus', got 'median'",
+    ),
+    "ids and documents differ": (
+        lambda: reidentification_ranks(["a"], ["x", "y"], [POOL]),
+        ValueError,
+        "1 documents but 2 true ids",
+    ),
+    "empty ensemble": (
+        lambda: reidentification_ranks(["a"], [PID], []),
+        ValueError,
+        "the ensemble has no re-identifiers",
+    ),
+    "same names twice": (
+        lambda: reidentification_ranks(["a"], [PID], [POOL, POOL]),
+        ValueError,
+        "re-identifier names are not unique: ['word_overlap', 'word_overlap']; pass a dict",
+    ),
+    "id outside the pool": (
+        lambda: reidentification_ranks(["a"], ["stranger"], [POOL]),
+        KeyError,
+        "word_overlap: 1 id(s) not in the candidate pool, e.g. ['stranger']",
+    ),
+    "text of a stranger": (
+        lambda: evaluate_masking({"stranger": "a"}, PEOPLE, [POOL]),
+        KeyError,
+        "1 text id(s) are not among the people, e.g. ['stranger']",
+    ),
+    "text missing": (
+        lambda: evaluate_masking({PID: None}, PEOPLE, [POOL]),
+        TypeError,
+        f"person {PID}: the text to evaluate is a NoneType, not a string",
+    ),
 }
 
 
@@ -121,7 +213,9 @@ def test_metrics_of_nothing_are_nan_not_an_error():
     "An empty selection (every record skipped upstream) measures as NaN, so a table row can still be written."
     assert pd.isna(percent_masked([], []))
     row = evaluate_masking({}, PEOPLE, [POOL])
-    assert row["documents"] == 0 and all(pd.isna(row[c]) for c in ("ensemble_reid", "percent_masked", "information_loss"))
+    assert row["documents"] == 0 and all(
+        pd.isna(row[c]) for c in ("ensemble_reid", "percent_masked", "information_loss")
+    )
 
 
 # ---------------------------------------------------------------- deidentify: bad records skipped and reported, or raised
@@ -151,11 +245,20 @@ def test_deidentify_raises_a_bad_record_when_asked(document, true_id, reason):
 BAD_DEIDENTIFY_CALLS = {  # case: (keyword arguments, message)
     "k zero": ({"k": 0}, "k must be an integer >= 1 (the true profile must leave the top k), got 0"),
     "k a float": ({"k": 2.5}, "k must be an integer >= 1 (the true profile must leave the top k), got 2.5"),
-    "unknown search": ({"search": "beam"}, "unknown search 'beam'; choose one of ['approximate', 'greedy'] or pass a search function"),
+    "unknown search": (
+        {"search": "beam"},
+        "unknown search 'beam'; choose one of ['approximate', 'greedy'] or pass a search function",
+    ),
     "unknown unit": ({"unit": "sentence"}, "unknown masking unit 'sentence'; choose one of ('type', 'token')"),
-    "unknown policy": ({"long_documents": "drop"}, "unknown long_documents policy 'drop'; choose one of ('windows', 'mask_tail', 'truncate')"),
+    "unknown policy": (
+        {"long_documents": "drop"},
+        "unknown long_documents policy 'drop'; choose one of ('windows', 'mask_tail', 'truncate')",
+    ),
     "unknown on_error": ({"on_error": "ignore"}, "on_error must be one of ('skip', 'raise'), got 'ignore'"),
-    "strings without ids": ({"documents": ["Alma paints"], "true_ids": None}, "true_ids= is needed unless the documents are Person objects"),
+    "strings without ids": (
+        {"documents": ["Alma paints"], "true_ids": None},
+        "true_ids= is needed unless the documents are Person objects",
+    ),
     "ids and documents differ": ({"documents": ["Alma paints"], "true_ids": [PID, PID]}, "1 documents but 2 true ids"),
 }
 
@@ -168,12 +271,25 @@ def test_bad_deidentify_call_is_an_error(kwargs, message):
 
 
 # ---------------------------------------------------------------- the CLI: exit status 1 with the reason, nothing written
-TABLE = ["--id", "id", "--text", "document", "--profile-cols", "name", "birth_date", "birth_place", "nationality", "occupation"]
+TABLE = [
+    "--id",
+    "id",
+    "--text",
+    "document",
+    "--profile-cols",
+    "name",
+    "birth_date",
+    "birth_place",
+    "nationality",
+    "occupation",
+]
 
 
 @pytest.fixture()
 def folder(tmp_path):
-    pd.DataFrame([{"id": p.person_id, "document": p.document, **p.profile} for p in PEOPLE]).to_csv(tmp_path / "people.csv", index=False)
+    pd.DataFrame([{"id": p.person_id, "document": p.document, **p.profile} for p in PEOPLE]).to_csv(
+        tmp_path / "people.csv", index=False
+    )
     (tmp_path / "stranger.jsonl").write_text(json.dumps({"id": "stranger", "text": "x"}) + "\n")
     (tmp_path / "broken.jsonl").write_text(json.dumps({"id": PID, "text": "x"}) + "\n{not json\n")
     (tmp_path / "outside.jsonl").write_text(json.dumps({"id": PID, "text": "x", "spans": [[0, 10**6]]}) + "\n")
@@ -186,11 +302,15 @@ BAD_CLI_CALLS = {  # case: (arguments; {folder} is the test's folder, message on
     "too few people to train": ("deidentify {f}/people.csv {table} --k 2 -o {f}/out.jsonl", "needs no training"),
     "k larger than the pool": ("deidentify {f}/people.csv {table} --k 50 --reidentifier bm25 -o {f}/out.jsonl", "k=50"),
     "not a saved model": ("deidentify {f}/people.csv {table} --model {f} -o {f}/out.jsonl", "deidentifier.json"),
-    "redaction of a stranger": ("report {f}/stranger.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
-                                "'stranger' is not among the people"),
+    "redaction of a stranger": (
+        "report {f}/stranger.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
+        "'stranger' is not among the people",
+    ),
     "broken JSON line": ("report {f}/broken.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out", "line 2"),
-    "spans outside the document": ("report {f}/outside.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
-                                   "'spans' must be [start, end] character pairs inside the original"),
+    "spans outside the document": (
+        "report {f}/outside.jsonl --people {f}/people.csv {table} --no-infill -o {f}/out",
+        "'spans' must be [start, end] character pairs inside the original",
+    ),
 }
 
 
@@ -209,15 +329,21 @@ def test_killed_forced_rerun_leaves_the_task_not_done(tmp_path, monkeypatch):
     notebook.cells = [nbformat.v4.new_code_cell("dataset, profile = 'x', 'quick'", metadata={"tags": ["parameters"]})]
     nbformat.write(notebook, tmp_path / "20_x.ipynb")
     plan = RunPlan(experiment_notebooks(tmp_path), runs_dir=tmp_path / "runs")
-    (path, dataset), = plan.tasks()
-    output, fingerprint = plan.output_path(path, dataset), task_fingerprint(path, {"dataset": "a", "profile": "default"})
+    ((path, dataset),) = plan.tasks()
+    output, fingerprint = (
+        plan.output_path(path, dataset),
+        task_fingerprint(path, {"dataset": "a", "profile": "default"}),
+    )
     output.parent.mkdir(parents=True)
-    output.with_suffix(".done.json").write_text(json.dumps({"fingerprint": fingerprint, "seconds": 1.0}))  # an earlier complete run
+    output.with_suffix(".done.json").write_text(
+        json.dumps({"fingerprint": fingerprint, "seconds": 1.0})
+    )  # an earlier complete run
     assert is_done(output, fingerprint)
 
     def killed(notebook, output, **kwargs):
         Path(output).write_text("{}")  # half the notebook written, then the process is killed
         raise KeyboardInterrupt
+
     monkeypatch.setattr(papermill, "execute_notebook", killed)
     with pytest.raises(KeyboardInterrupt):
         reproduce(plan, force=True)
@@ -255,7 +381,9 @@ def test_truncated_user_model_is_one_line_naming_the_file(tmp_path):
     weights.write_bytes(weights.read_bytes()[:1000])
     with pytest.raises(ValueError) as error:
         load_model(tmp_path)
-    assert str(error.value).startswith(f"{weights}: not readable weights of this model") and "\n" not in str(error.value)
+    assert str(error.value).startswith(f"{weights}: not readable weights of this model") and "\n" not in str(
+        error.value
+    )
 
 
 @pytest.mark.parametrize("name", ["../evil", "a/../../evil"])
@@ -280,14 +408,38 @@ def test_empty_sentence_gets_empty_tags():
     words = random_embeddings({"alma", "paints"}, dim=8)
     torch.manual_seed(0)
     tagger = BiLSTMCRF(words.dim, TaggerConfig(hidden=8))
-    sentence, empty = TaggedSentence("d", ["alma", "paints"], [0, 5], [4, 11], ["B-PERSON", "O"]), TaggedSentence("e", [], [], [], [])
+    sentence, empty = (
+        TaggedSentence("d", ["alma", "paints"], [0, 5], [4, 11], ["B-PERSON", "O"]),
+        TaggedSentence("e", [], [], [], []),
+    )
     tags = predict_tags(tagger, [empty, sentence, empty], words)
     assert tags[0] == tags[2] == [] and len(tags[1]) == 2
     assert predict_tags(tagger, [empty], words) == [[]]
 
 
 def test_tab_recall_with_nothing_to_mask_is_nan():
-    calm = parse_tab_document({"doc_id": "calm", "text": "The weather was fine.", "annotations": {"a1": {"entity_mentions": [
-        dict(entity_id="e1", start_offset=4, end_offset=11, span_text="weather", entity_type="MISC", identifier_type="NO_MASK")]}}})
+    calm = parse_tab_document(
+        {
+            "doc_id": "calm",
+            "text": "The weather was fine.",
+            "annotations": {
+                "a1": {
+                    "entity_mentions": [
+                        dict(
+                            entity_id="e1",
+                            start_offset=4,
+                            end_offset=11,
+                            span_text="weather",
+                            entity_type="MISC",
+                            identifier_type="NO_MASK",
+                        )
+                    ]
+                }
+            },
+        }
+    )
     scores = TabScorer([calm], spacy_model="sm").scores({"calm": []})
-    assert all(math.isnan(scores[k]) for k in ("token_recall", "mention_recall", "recall_all_entities", "recall_direct_entities"))
+    assert all(
+        math.isnan(scores[k])
+        for k in ("token_recall", "mention_recall", "recall_all_entities", "recall_direct_entities")
+    )

@@ -1,13 +1,25 @@
 "Hand-made examples for deid_nb.baselines and deid_nb.metrics (the notebooks 08 and 09 hold the full tests)."
+
 import numpy as np
 import pytest
 
-from deid_nb.baselines import (ALL_ENTITY_TYPES, idf_redact, idf_table_aware_redact, lexical_redact,
-                               named_entity_redact, redact_people)
+from deid_nb.baselines import (
+    ALL_ENTITY_TYPES,
+    idf_redact,
+    idf_table_aware_redact,
+    lexical_redact,
+    named_entity_redact,
+    redact_people,
+)
 from deid_nb.data import Person
 from deid_nb.masking import idf_weights
-from deid_nb.metrics import (ensemble_reidentified, information_loss, percent_masked, reidentification_ranks,
-                             reidentification_summary)
+from deid_nb.metrics import (
+    ensemble_reidentified,
+    information_loss,
+    percent_masked,
+    reidentification_ranks,
+    reidentification_summary,
+)
 from deid_nb.reidentifier import Reidentifier
 
 IDF = idf_weights(["alma is the painter", "boris is the painter", "chidi is the poet", "dana is the poet"])
@@ -15,8 +27,10 @@ IDF = idf_weights(["alma is the painter", "boris is the painter", "chidi is the 
 
 def test_lexical_masks_profile_words():
     profile = {"name": "alma arden", "birth_place": "bergen, norway", "occupation": "painter"}
-    assert lexical_redact("Alma Arden of Bergen is a Norwegian painter", profile) == \
-        "<mask> <mask> of <mask> is a Norwegian <mask>"
+    assert (
+        lexical_redact("Alma Arden of Bergen is a Norwegian painter", profile)
+        == "<mask> <mask> of <mask> is a Norwegian <mask>"
+    )
 
 
 def test_idf_and_table_aware_order():
@@ -26,13 +40,19 @@ def test_idf_and_table_aware_order():
 
 def test_named_entity_sentence():
     sentence = "Alma Arden was born in Bergen, Norway, and studied at the University of Oslo in 1970."
-    assert named_entity_redact(sentence) == \
-        "<mask> <mask> was born in <mask>, <mask>, and studied at <mask> <mask> <mask> <mask> in 1970."
+    assert (
+        named_entity_redact(sentence)
+        == "<mask> <mask> was born in <mask>, <mask>, and studied at <mask> <mask> <mask> <mask> in 1970."
+    )
     assert named_entity_redact(sentence, ALL_ENTITY_TYPES).endswith("in <mask>.")
 
 
 def test_redact_people_skips_bad_records():
-    people = [Person("a", "Alma paints", {"name": "alma"}), Person("b", "", {}), Person("c", "Boris sails", {"name": "boris"})]
+    people = [
+        Person("a", "Alma paints", {"name": "alma"}),
+        Person("b", "", {}),
+        Person("c", "Boris sails", {"name": "boris"}),
+    ]
     assert redact_people(people, "lexical", progress=False) == {"a": "<mask> paints", "c": "<mask> sails"}
 
 
@@ -44,7 +64,10 @@ def test_peer_tools_mask_emails(module, tool):
 
 
 def test_utility_metrics_by_hand():
-    masked, originals = ["<mask> <mask> is a painter", "<mask> is a poet"], ["alma arden is a painter", "boris is a poet"]
+    masked, originals = (
+        ["<mask> <mask> is a painter", "<mask> is a poet"],
+        ["alma arden is a painter", "boris is a poet"],
+    )
     assert percent_masked(masked, originals) == pytest.approx(32.5)
     assert percent_masked(masked, originals, average="corpus") == pytest.approx(100 / 3)
     assert information_loss(masked, originals) == pytest.approx(1 - 35 / 41)  # zlib level 9, "\n"-joined

@@ -1,5 +1,6 @@
 """Issue 36, item 3: sharded, resumable batch de-identification. A BM25 de-identifier saved on 12 synthetic people (no training),
 three shards of four documents; every output is compared byte for byte."""
+
 import hashlib
 import json
 import os
@@ -31,7 +32,10 @@ def setup(tmp_path_factory):
     Deidentifier(BM25Reidentifier(PEOPLE), PEOPLE, operator="hash", salt=SALT).save_pretrained(root / "model")
     (root / "in").mkdir()
     for i in range(3):
-        _write_jsonl(root / "in" / f"part-{i}.jsonl", [{"id": p.person_id, "document": p.document} for p in PEOPLE[4 * i:4 * i + 4]])
+        _write_jsonl(
+            root / "in" / f"part-{i}.jsonl",
+            [{"id": p.person_id, "document": p.document} for p in PEOPLE[4 * i : 4 * i + 4]],
+        )
     return root
 
 
@@ -63,7 +67,7 @@ def test_hash_uses_the_saved_salt(reference):
         record = json.loads(line)
         original = next(p.document for p in PEOPLE if p.person_id == record["id"])
         for span in record["spans"]:
-            words = original[span["start"]:span["end"]]
+            words = original[span["start"] : span["end"]]
             assert span["replacement"] == hashlib.sha256((words + SALT).encode()).hexdigest()
 
 
@@ -75,11 +79,13 @@ def test_two_workers_write_the_same_bytes(setup, reference):
 def test_a_killed_run_resumes_byte_identical(setup, reference, monkeypatch):
     "A run killed during its second shard leaves a manifest of the first; the rerun does only the rest, and the bytes are the same."
     run, done = ShardWorker.run, []
+
     def dies_on_the_second(self, task):
         if done:
             raise KeyboardInterrupt  # what SIGINT does; a SIGKILL leaves the same files (every write is atomic)
         done.append(task["name"])
         return run(self, task)
+
     monkeypatch.setattr(ShardWorker, "run", dies_on_the_second)
     with pytest.raises(KeyboardInterrupt):
         deidentify_shards(find_shards(setup / "in"), setup / "model", setup / "killed")
@@ -97,7 +103,9 @@ def test_a_lost_output_or_manifest_entry_is_redone(setup, reference, monkeypatch
     manifest = json.loads((out / "manifest.json").read_text())
     del manifest["shards"]["part-2.jsonl"]
     (out / "manifest.json").write_text(json.dumps(manifest))
-    (out / "part-1.jsonl").write_bytes(reference["part-1.jsonl"][:-10])  # a truncated output: its SHA-256 no longer matches
+    (out / "part-1.jsonl").write_bytes(
+        reference["part-1.jsonl"][:-10]
+    )  # a truncated output: its SHA-256 no longer matches
     run, done = ShardWorker.run, []
     monkeypatch.setattr(ShardWorker, "run", lambda self, task: done.append(task["name"]) or run(self, task))
     deidentify_shards(find_shards(setup / "in"), setup / "model", out)
@@ -110,45 +118,101 @@ def test_a_lost_output_or_manifest_entry_is_redone(setup, reference, monkeypatch
 
 def test_bad_records_go_to_the_side_file(setup, tmp_path):
     good = {"id": PEOPLE[0].person_id, "document": PEOPLE[0].document}
-    shard = _write_jsonl(tmp_path / "mixed.jsonl", [good, "{broken", {"document": "no id"}, {"id": "stranger", "document": "x y"},
-                                                    {"id": PEOPLE[1].person_id, "document": "  "}, good])
+    shard = _write_jsonl(
+        tmp_path / "mixed.jsonl",
+        [
+            good,
+            "{broken",
+            {"document": "no id"},
+            {"id": "stranger", "document": "x y"},
+            {"id": PEOPLE[1].person_id, "document": "  "},
+            good,
+        ],
+    )
     manifest = deidentify_shards([shard], setup / "model", tmp_path / "out")
     entry = manifest["shards"]["mixed.jsonl"]
-    assert (entry["read"], entry["written"], entry["skipped"], entry["skipped_file"]) == (6, 1, 5, "mixed.skipped.jsonl")
+    assert (entry["read"], entry["written"], entry["skipped"], entry["skipped_file"]) == (
+        6,
+        1,
+        5,
+        "mixed.skipped.jsonl",
+    )
     side = [json.loads(line) for line in (tmp_path / "out" / "mixed.skipped.jsonl").read_text().splitlines()]
     assert [(s["line"], s["reason"]) for s in side] == [
-        (2, "not valid JSON (Expecting property name enclosed in double quotes)"), (3, "no 'id'"),
-        (4, "the id is not in the model's candidate pool"), (5, "no 'document'"), (6, "the id repeats line 1")]
+        (2, "not valid JSON (Expecting property name enclosed in double quotes)"),
+        (3, "no 'id'"),
+        (4, "the id is not in the model's candidate pool"),
+        (5, "no 'document'"),
+        (6, "the id repeats line 1"),
+    ]
 
 
 @pytest.fixture()
 def no_models(monkeypatch):
     def trap(*args, **kwargs):
         raise AssertionError("a model was loaded before the arguments were checked")
+
     monkeypatch.setattr(Deidentifier, "from_pretrained", classmethod(trap))
 
 
-@pytest.mark.parametrize("case, message", [
-    ("bad glob", "no shards there"), ("no model", "need a saved de-identifier"), ("output is a file", "is a file"),
-    ("corpus pseudonyms", "use --scope document"), ("hash without salt", "needs a fixed salt")])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("bad glob", "no shards there"),
+        ("no model", "need a saved de-identifier"),
+        ("output is a file", "is a file"),
+        ("corpus pseudonyms", "use --scope document"),
+        ("hash without salt", "needs a fixed salt"),
+    ],
+)
 def test_mistakes_are_one_line_before_any_model(setup, tmp_path, capsys, no_models, case, message):
     (tmp_path / "file.txt").write_text("x")
     bare = tmp_path / "bare"
     bare.mkdir()
-    (bare / "deidentifier.json").write_text(json.dumps({"format": 1, "k": 1, "placeholder": "<mask>", "operator": "replace"}))
-    arguments = {"bad glob": [str(setup / "in" / "*.csv"), "--model", str(setup / "model"), "-o", str(tmp_path / "out")],
-                 "no model": [str(setup / "in"), "-o", str(tmp_path / "out")],
-                 "output is a file": [str(setup / "in"), "--model", str(setup / "model"), "-o", str(tmp_path / "file.txt")],
-                 "corpus pseudonyms": [str(setup / "in"), "--model", str(setup / "model"), "--operator", "pseudonym", "--scope", "corpus",
-                                       "-o", str(tmp_path / "out")],
-                 "hash without salt": [str(setup / "in"), "--model", str(bare), "--operator", "hash", "-o", str(tmp_path / "out")]}[case]
+    (bare / "deidentifier.json").write_text(
+        json.dumps({"format": 1, "k": 1, "placeholder": "<mask>", "operator": "replace"})
+    )
+    arguments = {
+        "bad glob": [str(setup / "in" / "*.csv"), "--model", str(setup / "model"), "-o", str(tmp_path / "out")],
+        "no model": [str(setup / "in"), "-o", str(tmp_path / "out")],
+        "output is a file": [str(setup / "in"), "--model", str(setup / "model"), "-o", str(tmp_path / "file.txt")],
+        "corpus pseudonyms": [
+            str(setup / "in"),
+            "--model",
+            str(setup / "model"),
+            "--operator",
+            "pseudonym",
+            "--scope",
+            "corpus",
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        "hash without salt": [
+            str(setup / "in"),
+            "--model",
+            str(bare),
+            "--operator",
+            "hash",
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    }[case]
     assert main(["deidentify", *arguments]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and message in error, error
 
 
 def test_the_command_line_writes_csv_shards_and_resumes(setup, tmp_path, capsys):
-    arguments = ["deidentify", str(setup / "in" / "part-*.jsonl"), "--model", str(setup / "model"), "--format", ".csv", "-o", str(tmp_path)]
+    arguments = [
+        "deidentify",
+        str(setup / "in" / "part-*.jsonl"),
+        "--model",
+        str(setup / "model"),
+        "--format",
+        ".csv",
+        "-o",
+        str(tmp_path),
+    ]
     assert main(arguments) == 0
     assert "3 shards: 12 read, 12 written, 0 skipped, 0 uncertified" in capsys.readouterr().out
     first = _files(tmp_path)
@@ -159,8 +223,12 @@ def test_the_command_line_writes_csv_shards_and_resumes(setup, tmp_path, capsys)
 
 def test_the_ray_engine_writes_the_same_bytes(setup, reference):
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}},
+    )
     try:
         deidentify_shards(find_shards(setup / "in"), setup / "model", setup / "ray", engine="ray", workers=2)
     finally:

@@ -1,6 +1,7 @@
 """Property tests (hypothesis): a certificate is about the released text. Whatever the placeholder, operator, span merging
 and long-document policy, a document whose certificate says the goal was met ranks its person at K or below when that
 exact string is scored afresh, and the certificate verifies with its K witnesses."""
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from deid_nb.masking import text_units
@@ -9,13 +10,32 @@ from deid_nb.nn_deid.deidentifier import Deidentifier
 from deid_nb.people import Person, make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier, WordOverlapReidentifier
 
-WORDS = ["alma", "arden", "painter", "born", "1950", "bergen", "norway", "poet", "sailor", "the", "a", "was", "in", "of",
-         "redacted", "mask", "person", "smith"]
+WORDS = [
+    "alma",
+    "arden",
+    "painter",
+    "born",
+    "1950",
+    "bergen",
+    "norway",
+    "poet",
+    "sailor",
+    "the",
+    "a",
+    "was",
+    "in",
+    "of",
+    "redacted",
+    "mask",
+    "person",
+    "smith",
+]
 PLACEHOLDERS = ["<mask>", "[REDACTED]", "***", "", "smith", "<{entity_type}>", "REDACTED REDACTED"]
 
 
 class _WordTokenizer:
     "A stand-in tokenizer: one token per unit, plus two special tokens."
+
     mask_token = "[MASK]"
 
     def __call__(self, text, truncation=False, verbose=True):
@@ -35,7 +55,11 @@ def pools(draw):
     people = []
     for i in range(draw(st.integers(3, 5))):
         document = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=3, max_size=20)))
-        people.append(Person(f"r{i}", document, {"name": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))}))
+        people.append(
+            Person(
+                f"r{i}", document, {"name": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))}
+            )
+        )
     return people + make_synthetic_people(draw(st.integers(6, 14)), seed=draw(st.integers(0, 5)))
 
 
@@ -48,17 +72,36 @@ def _model(name, people):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(people=pools(), k=st.integers(1, 4), model=st.sampled_from(["bm25", "word_overlap", "short_sighted"]),
-       placeholder=st.sampled_from(PLACEHOLDERS), operator=st.sampled_from(["replace", "redact", "hash", "pseudonym"]),
-       merge=st.booleans(), policy=st.sampled_from(["windows", "mask_tail", "truncate"]),
-       search=st.sampled_from(["greedy", "approximate"]))
-def test_goal_met_means_the_released_text_hides_the_person(people, k, model, placeholder, operator, merge, policy, search):
+@given(
+    people=pools(),
+    k=st.integers(1, 4),
+    model=st.sampled_from(["bm25", "word_overlap", "short_sighted"]),
+    placeholder=st.sampled_from(PLACEHOLDERS),
+    operator=st.sampled_from(["replace", "redact", "hash", "pseudonym"]),
+    merge=st.booleans(),
+    policy=st.sampled_from(["windows", "mask_tail", "truncate"]),
+    search=st.sampled_from(["greedy", "approximate"]),
+)
+def test_goal_met_means_the_released_text_hides_the_person(
+    people, k, model, placeholder, operator, merge, policy, search
+):
     reidentifier = _model(model, people)
-    deidentifier = Deidentifier(reidentifier, people, k=k, placeholder=placeholder, operator=operator, merge=merge, salt="s" * 16,
-                                long_documents=policy, search=search)
+    deidentifier = Deidentifier(
+        reidentifier,
+        people,
+        k=k,
+        placeholder=placeholder,
+        operator=operator,
+        merge=merge,
+        salt="s" * 16,
+        long_documents=policy,
+        search=search,
+    )
     for redaction in deidentifier.transform(people[:3], progress=False):
         certificate = redaction.certificate
-        assert certificate.rank <= reidentifier.ranks(redaction.text, redaction.person_id)  # never better than a fresh score
+        assert certificate.rank <= reidentifier.ranks(
+            redaction.text, redaction.person_id
+        )  # never better than a fresh score
         if certificate.goal_met:
             assert reidentifier.ranks(redaction.text, redaction.person_id) >= k
             assert verify_certificate(redaction.text, certificate, reidentifier).ok
@@ -71,7 +114,9 @@ def test_goal_met_means_the_released_text_hides_the_person(people, k, model, pla
 def test_lists_hold_and_the_certificate_still_does(people, k, words):
     reidentifier = WordOverlapReidentifier(people, seed=1)
     never, always = words[:1], words[1:]
-    for redaction in Deidentifier(reidentifier, people, k=k, never_mask=never, always_mask=always).transform(people[:3], progress=False):
+    for redaction in Deidentifier(reidentifier, people, k=k, never_mask=never, always_mask=always).transform(
+        people[:3], progress=False
+    ):
         original = next(p.document for p in people if p.person_id == redaction.person_id)
         released = redaction.text.split()
         assert original.split().count(never[0]) == released.count(never[0])  # the allow-listed word is never masked
@@ -82,7 +127,9 @@ def test_lists_hold_and_the_certificate_still_does(people, k, words):
 
 def _window_person(people):
     "A person whose surname opens the first window and hides, in several spellings, inside the second."
-    words = "smith alma painter born bergen norway poet sailor the Smith's Ｓｍｉｔｈ #JohnSmith Smi\u00adth smith was a poet".split(" ")
+    words = "smith alma painter born bergen norway poet sailor the Smith's Ｓｍｉｔｈ #JohnSmith Smi\u00adth smith was a poet".split(
+        " "
+    )
     return Person("long", " ".join(words), {"name": "alma smith"})
 
 
@@ -94,8 +141,12 @@ def test_a_type_masked_in_one_window_is_masked_in_every_window():
     people = make_synthetic_people(20, seed=0)
     person = _window_person(people)
     pool = [person, *people]
-    first_unit_only = lambda text, pid, model, max_k=None, unit="type", **kw: greedy_search(text, pid, model, max_k=max_k, unit=unit, allowed=[0])
-    result = deidentify(person.document, ShortSighted(pool, seed=1, max_words=8), k=1, true_ids=person.person_id, search=first_unit_only)[0]
+    first_unit_only = lambda text, pid, model, max_k=None, unit="type", **kw: greedy_search(
+        text, pid, model, max_k=max_k, unit=unit, allowed=[0]
+    )
+    result = deidentify(
+        person.document, ShortSighted(pool, seed=1, max_words=8), k=1, true_ids=person.person_id, search=first_unit_only
+    )[0]
     assert result.certificate.windows >= 2
     released = result.text
     for spelling in ["smith", "Smith", "Ｓｍｉｔｈ", "JohnSmith", "Smi\u00adth"]:

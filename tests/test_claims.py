@@ -3,6 +3,7 @@ in `figures/<system>/`.
 
 A rerun that changes an ordering fails here instead of leaving a false sentence in the prose. Each test is named after
 the sentence it guards and quotes it; pandas reads only, no experiment runs."""
+
 import importlib
 from pathlib import Path
 
@@ -132,8 +133,13 @@ def _ablation(dataset):
     return csv(f"table3_ablation_{dataset}").set_index("variant")
 
 
-SINGLE = ["+ word dropout (uniform)", "word dropout by IDF", "+ label smoothing 0.1", "+ bigger embedding (768→3072)",
-          "+ coordinate ascent (table encoder)"]
+SINGLE = [
+    "+ word dropout (uniform)",
+    "word dropout by IDF",
+    "+ label smoothing 0.1",
+    "+ bigger embedding (768→3072)",
+    "+ coordinate ascent (table encoder)",
+]
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -245,7 +251,9 @@ def test_table4_hybrid_masks_more_words_mostly_profile_words(dataset):
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_table4_determiners_and_function_words_in_more_documents_pronouns_and_dates_not(dataset):
     "25: 'determiners and other function words are masked in more documents than against `nn_uniform` on both datasets, but pronouns and dates are not (on WikiBio-mini they are masked in fewer documents), and each of these four categories stays a small share of documents.'"
-    t = csv(f"table4_quasi_identifiers_{dataset}").pivot(index="category", columns="adversary", values="percent_of_documents")
+    t = csv(f"table4_quasi_identifiers_{dataset}").pivot(
+        index="category", columns="adversary", values="percent_of_documents"
+    )
     for category in ("determiners", "other function words"):
         assert t.loc[category, "nn_uniform_bm25"] > t.loc[category, "nn_uniform"]
     if dataset == "wikibio_mini":
@@ -282,7 +290,10 @@ def test_levers_unmasked_easy_for_trained_models_bm25_well_below(dataset):
     trained = [m for m in t.index if m not in ("zero_shot", "bm25")]
     assert (t.loc[trained, "unmasked"] >= 99).all()
     assert t.loc["bm25", "unmasked"] < t.loc[trained, "unmasked"].min() - 10
-    assert t.loc["nn_uniform", "30% types"] - t.loc["zero_shot", "30% types"] > t.loc["nn_uniform", "unmasked"] - t.loc["zero_shot", "unmasked"]
+    assert (
+        t.loc["nn_uniform", "30% types"] - t.loc["zero_shot", "30% types"]
+        > t.loc["nn_uniform", "unmasked"] - t.loc["zero_shot", "unmasked"]
+    )
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -299,12 +310,19 @@ def test_levers_hybrids_lift_30_percent_and_named_entity_at_the_cost_of_lexical(
 def test_levers_birth_date_probe_neural_models_rarely_find_the_person():
     "28: 'the neural models rarely find a person from the date alone (compare their probe column with the hybrids')'"
     t = csv("reidentifier_levers_wikibio_2000").set_index("model")["birth date only"]
-    assert t[["nn_uniform", "nn_idf", "nn_compact", "nn_unfrozen"]].max() < 10 < 50 < t[["nn_uniform_bm25", "nn_unfrozen_bm25"]].min()
+    assert (
+        t[["nn_uniform", "nn_idf", "nn_compact", "nn_unfrozen"]].max()
+        < 10
+        < 50
+        < t[["nn_uniform_bm25", "nn_unfrozen_bm25"]].min()
+    )
 
 
 def test_levers_channel_term_set_differs_between_datasets():
     "28: 'The term set that wins differs between WikiBio-2000's full infoboxes and WikiBio-mini's six thin fields'"
-    a, b = (csv(f"reidentifier_levers_{d}").set_index("model").loc["nn_uniform_bm25", "pair_distance"] for d in DATASETS)
+    a, b = (
+        csv(f"reidentifier_levers_{d}").set_index("model").loc["nn_uniform_bm25", "pair_distance"] for d in DATASETS
+    )
     assert a != b
 
 
@@ -350,13 +368,17 @@ def test_table3_recogniser_papers_result_not_reproduced():
 def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_than_the_papers():
     "38: 'ours … recalls fewer and is more precise' (every detected span masked, against the paper's recogniser)."
     t = csv("table6_row1_recogniser_wiki_annotated").set_index("system")
-    ours, paper = t.loc["MiniLM recogniser (ours), all spans masked"], t.loc["paper: recogniser, all spans masked (RoBERTa)"]
+    ours, paper = (
+        t.loc["MiniLM recogniser (ours), all spans masked"],
+        t.loc["paper: recogniser, all spans masked (RoBERTa)"],
+    )
     assert ours.R_all < paper.R_all and ours.P > paper.P
 
 
 def test_perturbation_indicator_assesses_23_documents_by_default():
     "36/37/38: 'the first `perturb_docs` documents only (the default profile's cost cap: 23 of the 100 bios are assessed, the spans of the other 77 count as masked)'"
     from deid_nb.sanitize.context_indicators import RUN_SIZES
+
     assert RUN_SIZES["default"]["perturb_docs"] == 23
     assert RUN_SIZES["default"].get("perturb_chars") is None
 
@@ -405,36 +427,63 @@ def test_fig5_papers_result_not_reproduced_over_five_seeds():
     t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"])
     three = t.loc[("three_part: trained representation", 100, 1.0)]
     before = t.loc[("three_part: before adversarial training (control)", 100, 1.0)]
-    assert t.loc[("raw embeddings (control)", 100, 1.0), "adversary accuracy %"] >= 90  # the adversary can learn the task
+    assert (
+        t.loc[("raw embeddings (control)", 100, 1.0), "adversary accuracy %"] >= 90
+    )  # the adversary can learn the task
     assert three["seeds"] >= 5 and before["seeds"] >= 5 and three["tail epochs"] == 10 and three["epochs run"] == 50
     assert three["paper %"] == 50 and three["min"] > 60  # every seed far above the paper's chance
-    assert abs(three["adversary accuracy %"] - before["adversary accuracy %"]) < min(three["sd across seeds"], before["sd across seeds"])
+    assert abs(three["adversary accuracy %"] - before["adversary accuracy %"]) < min(
+        three["sd across seeds"], before["sd across seeds"]
+    )
     seeds = csv("adversarial_fig5_seeds_full_wikibio_2000")
-    assert (seeds[seeds.representation == "three_part: trained representation"].query("N == 100 and λ == 1.0")["adversary accuracy %"] > 60).sum() >= 5
+    assert (
+        seeds[seeds.representation == "three_part: trained representation"].query("N == 100 and λ == 1.0")[
+            "adversary accuracy %"
+        ]
+        > 60
+    ).sum() >= 5
 
 
 def test_fig5_dann_holds_the_adversary_about_where_three_part_training_does():
     "57: 'DANN's representation, which the paper found leaky (> 80%), holds it at about the same level as three-part training.'"
     t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"])
-    three, dann = t.loc[("three_part: trained representation", 100, 1.0)], t.loc[("dann: trained representation", 100, 1.0)]
+    three, dann = (
+        t.loc[("three_part: trained representation", 100, 1.0)],
+        t.loc[("dann: trained representation", 100, 1.0)],
+    )
     assert dann["seeds"] >= 5 and dann["paper %"] == 80
-    assert abs(dann["adversary accuracy %"] - three["adversary accuracy %"]) < min(three["sd across seeds"], dann["sd across seeds"])
+    assert abs(dann["adversary accuracy %"] - three["adversary accuracy %"]) < min(
+        three["sd across seeds"], dann["sd across seeds"]
+    )
 
 
 def test_fig5_sweep_holds_the_adversary_near_chance_at_no_point():
     "57: 'In those two seeds no sweep point holds the retrained adversary near chance: at every λ and N at least one seed ends above 60%, and the two seeds at λ = 10 lie further apart than any two of the five at λ = 1 … N = 500 and 1000 leave it above 70%, as N = 100 does on average.'"
-    t = csv("adversarial_fig5_adversary_full_wikibio_2000").set_index(["representation", "N", "λ"]).loc["three_part: trained representation"]
+    t = (
+        csv("adversarial_fig5_adversary_full_wikibio_2000")
+        .set_index(["representation", "N", "λ"])
+        .loc["three_part: trained representation"]
+    )
     sweep = t.drop(index=(100, 1.0))
-    assert set(sweep.index) == {(10, 1.0), (500, 1.0), (1000, 1.0), (100, 3.0), (100, 10.0)} and (sweep["seeds"] == 2).all()
+    assert (
+        set(sweep.index) == {(10, 1.0), (500, 1.0), (1000, 1.0), (100, 3.0), (100, 10.0)}
+        and (sweep["seeds"] == 2).all()
+    )
     assert (sweep["max"] > 60).all()
     assert t.loc[(100, 10.0), "max"] - t.loc[(100, 10.0), "min"] > t.loc[(100, 1.0), "max"] - t.loc[(100, 1.0), "min"]
-    assert t.loc[(100, 1.0), "adversary accuracy %"] > 70 and all(t.loc[(n, 1.0), "adversary accuracy %"] > 70 for n in (500, 1000))
+    assert t.loc[(100, 1.0), "adversary accuracy %"] > 70 and all(
+        t.loc[(n, 1.0), "adversary accuracy %"] > 70 for n in (500, 1000)
+    )
 
 
 def test_fig5_default_run_is_one_seed_of_the_full_run():
     "57: the default size is seed 0 at N = 100, λ = 1 of the full size (same configurations, same retrained adversaries)."
-    default = csv("adversarial_fig5_seeds_wikibio_2000").set_index(["representation", "N", "λ", "seed"])["adversary accuracy %"]
-    full = csv("adversarial_fig5_seeds_full_wikibio_2000").set_index(["representation", "N", "λ", "seed"])["adversary accuracy %"]
+    default = csv("adversarial_fig5_seeds_wikibio_2000").set_index(["representation", "N", "λ", "seed"])[
+        "adversary accuracy %"
+    ]
+    full = csv("adversarial_fig5_seeds_full_wikibio_2000").set_index(["representation", "N", "λ", "seed"])[
+        "adversary accuracy %"
+    ]
     assert len(default) >= 4 and (full.loc[default.index] == default).all()
 
 
@@ -452,6 +501,7 @@ def test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_40
 def test_readme_headline_is_read_from_table2():
     "README headline (`deid_nb.readme.headline_markdown`): each cell is Table 2's % masked, 'not reached' where Table 2 has no row; the NN DeID columns never beat the paper's at a level they do not reach."
     from deid_nb.readme import headline_markdown
+
     text = headline_markdown(FIGURES)
     t = _table2("wikibio_2000")
     assert "not reached" in text  # plain NN DeID at < 5% and < 1%
@@ -461,24 +511,33 @@ def test_readme_headline_is_read_from_table2():
 
 
 README_SENTENCES = {  # each comparative sentence of the README → the tests above or below that assert it
-    "at < 25% ensemble re-identification it masks far fewer words than either IDF redaction, as in the paper.":
-        ["test_table2_nn_deid_reaches_25_percent_with_far_fewer_words_than_either_idf", "test_readme_nn_deid_at_25_percent_as_in_the_paper"],
+    "at < 25% ensemble re-identification it masks far fewer words than either IDF redaction, as in the paper.": [
+        "test_table2_nn_deid_reaches_25_percent_with_far_fewer_words_than_either_idf",
+        "test_readme_nn_deid_at_25_percent_as_in_the_paper",
+    ],
     "**The paper's central result is not reproduced**: hiding from the paper's own kind of adversary (`nn_uniform`), NN DeID "
-    "reaches neither < 5% nor < 1% on WikiBio-2000, even at the largest K swept.":
-        ["test_table2_papers_central_result_not_reproduced_against_nn_uniform", "test_readme_headline_is_read_from_table2"],
-    "Hiding from our hybrid re-identifier (`nn_uniform_bm25`, not in the paper) reaches every level with fewer words masked than IDF.":
-        ["test_readme_hybrid_reaches_every_level_with_fewer_words_than_idf"],
-    "our recogniser falls short of the paper's — its micro F1 is below the paper's and below that of the silver labeller that taught it.":
-        ["test_table3_recogniser_papers_result_not_reproduced"],
+    "reaches neither < 5% nor < 1% on WikiBio-2000, even at the largest K swept.": [
+        "test_table2_papers_central_result_not_reproduced_against_nn_uniform",
+        "test_readme_headline_is_read_from_table2",
+    ],
+    "Hiding from our hybrid re-identifier (`nn_uniform_bm25`, not in the paper) reaches every level with fewer words masked than IDF.": [
+        "test_readme_hybrid_reaches_every_level_with_fewer_words_than_idf"
+    ],
+    "our recogniser falls short of the paper's — its micro F1 is below the paper's and below that of the silver labeller that taught it.": [
+        "test_table3_recogniser_papers_result_not_reproduced"
+    ],
     "below full background knowledge (L1–L3) our infillers restore far fewer spans than the paper's fine-tuned GLM; with the "
-    "document itself in the background (L4) the copy infiller comes within a few points.":
-        ["test_readme_infillers_below_the_papers_glm_except_at_l4"],
+    "document itself in the background (L4) the copy infiller comes within a few points.": [
+        "test_readme_infillers_below_the_papers_glm_except_at_l4"
+    ],
     "**Friedrich et al.'s central claim for Fig. 5 is contradicted here** — over five seeds, a fresh adversary retrained on the "
-    "three-part representation ends far above chance in every seed, within a standard deviation of where it ends before adversarial training.":
-        ["test_fig5_papers_result_not_reproduced_over_five_seeds"],
+    "three-part representation ends far above chance in every seed, within a standard deviation of where it ends before adversarial training.": [
+        "test_fig5_papers_result_not_reproduced_over_five_seeds"
+    ],
     "the named-entity baselines (Presidio, scrubadub, spaCy) mask between a fifth and a third of the words and still leave 40% "
-    "or more of the people re-identified.":
-        ["test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_40_percent_or_more"],
+    "or more of the people re-identified.": [
+        "test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_40_percent_or_more"
+    ],
 }
 
 
@@ -549,7 +608,10 @@ def test_registry_nn_recipe_falls_short_of_the_paper_and_is_no_better_than_nn_un
     final = t[t.after_epoch == t.epochs].set_index("variant")
     recipe, uniform = final.loc["ca1_f0_d3072_e3"], final.loc["nn_uniform"]
     assert recipe.test_named_entity < 79.7 and recipe.test_lexical < 31.9
-    assert abs(recipe.val_named_entity - uniform.val_named_entity) <= 3 and abs(recipe.test_named_entity - uniform.test_named_entity) <= 3
+    assert (
+        abs(recipe.val_named_entity - uniform.val_named_entity) <= 3
+        and abs(recipe.test_named_entity - uniform.test_named_entity) <= 3
+    )
     assert recipe.val_lexical < uniform.val_lexical and recipe.test_lexical < uniform.test_lexical
 
 

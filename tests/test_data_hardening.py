@@ -5,6 +5,7 @@ logged and reported in `.skipped` with its place, id and reason. Property tests 
 the table loaders round-trip any id string. A cache file the package wrote that is cut short is recomputed
 with a warning naming it; a saved model the user keeps is a one-line error naming it.
 """
+
 import csv
 import hashlib
 import json
@@ -26,9 +27,21 @@ from deid_nb.adversarial.tagger import TaggerConfig, train_tagger
 from deid_nb.adversarial.word_embeddings import random_embeddings
 from deid_nb.causal_lm import tiny_causal_lm
 from deid_nb.core import ChecksumError, check_sha256, download_file, get_logger, safe_name, sha256_of
-from deid_nb.data import (DATA_SOURCES, DataError, DataSource, PeopleDataset, SkippedRecord, check_dataset_file,
-                          dataset_path, load_dataset, load_wikibio_2000, load_wikibio_mini, make_synthetic_people,
-                          people_from_table, records_sha256)
+from deid_nb.data import (
+    DATA_SOURCES,
+    DataError,
+    DataSource,
+    PeopleDataset,
+    SkippedRecord,
+    check_dataset_file,
+    dataset_path,
+    load_dataset,
+    load_wikibio_2000,
+    load_wikibio_mini,
+    make_synthetic_people,
+    people_from_table,
+    records_sha256,
+)
 from deid_nb.nn_deid.experiments import _read_results
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
 from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
@@ -49,27 +62,62 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 # ---------------------------------------------------------------- broken files: DataError naming file + line
 BROKEN_FILES = {
-    "unquoted comma shifts a row": ("people.csv", "id,document,name\n1,ann is a poet,ann\n2,bob, a sailor,bob\n",
-                                    "people.csv: line 3 has 4 fields but the header has 3"),
-    "extra trailing field": ("people.csv", "id,document,name\n1,ann,ann,\n", "people.csv: line 2 has 4 fields but the header has 3"),
-    "missing field": ("people.csv", "id,document,name\n1,ann,ann\n2,bob\n", "people.csv: line 3 has 2 fields but the header has 3"),
-    "wrong count after a multi-line record": ("people.csv", 'id,document,name\n1,"two\nlines",ann\n2,bob,bob,x\n',
-                                              "people.csv: line 4 has 4 fields"),
-    "every row one field longer (pandas would make an index)": ("people.csv", "id,document\n1,ann,ann\n2,bob,bob\n",
-                                                                  "people.csv: line 2 has 3 fields but the header has 2"),
+    "unquoted comma shifts a row": (
+        "people.csv",
+        "id,document,name\n1,ann is a poet,ann\n2,bob, a sailor,bob\n",
+        "people.csv: line 3 has 4 fields but the header has 3",
+    ),
+    "extra trailing field": (
+        "people.csv",
+        "id,document,name\n1,ann,ann,\n",
+        "people.csv: line 2 has 4 fields but the header has 3",
+    ),
+    "missing field": (
+        "people.csv",
+        "id,document,name\n1,ann,ann\n2,bob\n",
+        "people.csv: line 3 has 2 fields but the header has 3",
+    ),
+    "wrong count after a multi-line record": (
+        "people.csv",
+        'id,document,name\n1,"two\nlines",ann\n2,bob,bob,x\n',
+        "people.csv: line 4 has 4 fields",
+    ),
+    "every row one field longer (pandas would make an index)": (
+        "people.csv",
+        "id,document\n1,ann,ann\n2,bob,bob\n",
+        "people.csv: line 2 has 3 fields but the header has 2",
+    ),
     "unterminated quote": ("people.csv", 'id,document,name\n1,"ann,ann\n', "people.csv: line 2 is not valid CSV"),
-    "text after a closing quote": ("people.csv", 'id,document,name\n1,"ann"x,ann\n', "people.csv: line 2 is not valid CSV"),
+    "text after a closing quote": (
+        "people.csv",
+        'id,document,name\n1,"ann"x,ann\n',
+        "people.csv: line 2 is not valid CSV",
+    ),
     "empty CSV": ("people.csv", "", "people.csv: the file is empty"),
     "header-only CSV": ("people.csv", "id,document,name\n", "people.csv: only a header line, no records"),
-    "repeated header column": ("people.csv", "id,document,name,name\n1,ann,ann,x\n", "the header repeats column(s) ['name']"),
+    "repeated header column": (
+        "people.csv",
+        "id,document,name,name\n1,ann,ann,x\n",
+        "the header repeats column(s) ['name']",
+    ),
     "missing column": ("people.csv", "id,text,name\n1,ann,ann\n", "missing column(s) ['document']"),
-    "invalid JSON line": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": "2", \n',
-                          "people.jsonl: line 2 is not valid JSON"),
-    "JSON line not an object": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n[1, 2]\n',
-                                "people.jsonl: line 2 is a JSON list, not an object"),
+    "invalid JSON line": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "name": "ann"}\n{"id": "2", \n',
+        "people.jsonl: line 2 is not valid JSON",
+    ),
+    "JSON line not an object": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "name": "ann"}\n[1, 2]\n',
+        "people.jsonl: line 2 is a JSON list, not an object",
+    ),
     "empty JSONL": ("people.jsonl", "", "people.jsonl: the file is empty"),
     "blank-lines-only JSONL": ("people.jsonl", "\n  \n\n", "people.jsonl: the file is empty"),
-    "JSON not a list of objects": ("people.json", '{"id": "1"}', "people.json: expected a non-empty JSON list of objects"),
+    "JSON not a list of objects": (
+        "people.json",
+        '{"id": "1"}',
+        "people.json: expected a non-empty JSON list of objects",
+    ),
     "JSON syntax error": ("people.json", '[{"id": "1",]', "people.json: not valid JSON"),
     "unknown format": ("people.tsv", "id\tdocument\n1\tann\n", "people.tsv: cannot read '.tsv' files"),
 }
@@ -98,35 +146,127 @@ def test_not_utf8_and_missing_file(tmp_path):
 
 # ---------------------------------------------------------------- bad records: skipped + reported, or raised
 BAD_RECORDS = {
-    "repeated id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,bob,bob\n1,cy,cy\n", {},
-                          "line 4", "1", "the id repeats the one at line 2"),
-    "empty document (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,,bob\n", {}, "line 3", "2", "the document is empty or not text"),
-    "whitespace id (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n  ,bob,bob\n", {}, "line 3", "", "the id is empty"),
-    "ids that differ only by surrounding spaces (CSV)": ("people.csv", "id,document,name\n 1,ann,ann\n1 ,bob,bob\n", {}, "line 3", "1",
-                                                         "the id repeats the one at line 2"),
-    "ids that differ only by surrounding spaces (JSONL)": ("people.jsonl", '{"id": "1\\t", "document": "ann", "name": "ann"}\n'
-                                                           '{"id": " 1", "document": "bob", "name": "bob"}\n', {}, "line 2", "1",
-                                                           "the id repeats the one at line 1"),
-    "empty profile (CSV)": ("people.csv", "id,document,name\n1,ann,ann\n2,bob,\n", {}, "line 3", "2", "the profile is empty"),
-    "profile cell not JSON (CSV)": ("people.csv", 'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,{name: bob}\n',
-                                    {"profile_column": "profile"}, "line 3", "2", "the 'profile' cell is not valid JSON"),
-    "profile cell a JSON list (CSV)": ("people.csv", 'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,"[1, 2]"\n',
-                                       {"profile_column": "profile"}, "line 3", "2", "the 'profile' cell is a JSON list, not an object"),
-    "null id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": null, "document": "bob", "name": "bob"}\n',
-                        {}, "line 2", "", "the id is empty"),
-    "missing id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"document": "bob", "name": "bob"}\n',
-                           {}, "line 2", "", "the id is empty"),
-    "boolean id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": true, "document": "bob", "name": "bob"}\n',
-                           {}, "line 2", True, "the id is a bool, not a string"),
-    "object id (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "name": "ann"}\n{"id": {"a": 1}, "document": "bob", "name": "bob"}\n',
-                          {}, "line 2", {"a": "1"}, "the id is a dict, not a string"),
-    "repeated numeric id (JSONL)": ("people.jsonl", '{"id": 17, "document": "ann", "name": "ann"}\n{"id": 17, "document": "bob", "name": "bob"}\n',
-                                    {}, "line 2", "17", "the id repeats the one at line 1"),
-    "profile dict not an object (JSONL)": ("people.jsonl", '{"id": "1", "document": "ann", "profile": {"name": "ann"}}\n'
-                                           '{"id": "2", "document": "bob", "profile": "bob"}\n', {"profile_column": "profile"},
-                                           "line 2", "2", "the 'profile' cell is not valid JSON"),
-    "second record of a JSON list": ("people.json", '[{"id": "1", "document": "ann", "name": "ann"}, {"id": "2", "document": " ", "name": "bob"}]',
-                                     {}, "record 1", "2", "the document is empty or not text"),
+    "repeated id (CSV)": (
+        "people.csv",
+        "id,document,name\n1,ann,ann\n2,bob,bob\n1,cy,cy\n",
+        {},
+        "line 4",
+        "1",
+        "the id repeats the one at line 2",
+    ),
+    "empty document (CSV)": (
+        "people.csv",
+        "id,document,name\n1,ann,ann\n2,,bob\n",
+        {},
+        "line 3",
+        "2",
+        "the document is empty or not text",
+    ),
+    "whitespace id (CSV)": (
+        "people.csv",
+        "id,document,name\n1,ann,ann\n  ,bob,bob\n",
+        {},
+        "line 3",
+        "",
+        "the id is empty",
+    ),
+    "ids that differ only by surrounding spaces (CSV)": (
+        "people.csv",
+        "id,document,name\n 1,ann,ann\n1 ,bob,bob\n",
+        {},
+        "line 3",
+        "1",
+        "the id repeats the one at line 2",
+    ),
+    "ids that differ only by surrounding spaces (JSONL)": (
+        "people.jsonl",
+        '{"id": "1\\t", "document": "ann", "name": "ann"}\n{"id": " 1", "document": "bob", "name": "bob"}\n',
+        {},
+        "line 2",
+        "1",
+        "the id repeats the one at line 1",
+    ),
+    "empty profile (CSV)": (
+        "people.csv",
+        "id,document,name\n1,ann,ann\n2,bob,\n",
+        {},
+        "line 3",
+        "2",
+        "the profile is empty",
+    ),
+    "profile cell not JSON (CSV)": (
+        "people.csv",
+        'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,{name: bob}\n',
+        {"profile_column": "profile"},
+        "line 3",
+        "2",
+        "the 'profile' cell is not valid JSON",
+    ),
+    "profile cell a JSON list (CSV)": (
+        "people.csv",
+        'id,document,profile\n1,ann,"{""name"": ""ann""}"\n2,bob,"[1, 2]"\n',
+        {"profile_column": "profile"},
+        "line 3",
+        "2",
+        "the 'profile' cell is a JSON list, not an object",
+    ),
+    "null id (JSONL)": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "name": "ann"}\n{"id": null, "document": "bob", "name": "bob"}\n',
+        {},
+        "line 2",
+        "",
+        "the id is empty",
+    ),
+    "missing id (JSONL)": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "name": "ann"}\n{"document": "bob", "name": "bob"}\n',
+        {},
+        "line 2",
+        "",
+        "the id is empty",
+    ),
+    "boolean id (JSONL)": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "name": "ann"}\n{"id": true, "document": "bob", "name": "bob"}\n',
+        {},
+        "line 2",
+        True,
+        "the id is a bool, not a string",
+    ),
+    "object id (JSONL)": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "name": "ann"}\n{"id": {"a": 1}, "document": "bob", "name": "bob"}\n',
+        {},
+        "line 2",
+        {"a": "1"},
+        "the id is a dict, not a string",
+    ),
+    "repeated numeric id (JSONL)": (
+        "people.jsonl",
+        '{"id": 17, "document": "ann", "name": "ann"}\n{"id": 17, "document": "bob", "name": "bob"}\n',
+        {},
+        "line 2",
+        "17",
+        "the id repeats the one at line 1",
+    ),
+    "profile dict not an object (JSONL)": (
+        "people.jsonl",
+        '{"id": "1", "document": "ann", "profile": {"name": "ann"}}\n'
+        '{"id": "2", "document": "bob", "profile": "bob"}\n',
+        {"profile_column": "profile"},
+        "line 2",
+        "2",
+        "the 'profile' cell is not valid JSON",
+    ),
+    "second record of a JSON list": (
+        "people.json",
+        '[{"id": "1", "document": "ann", "name": "ann"}, {"id": "2", "document": " ", "name": "bob"}]',
+        {},
+        "record 1",
+        "2",
+        "the document is empty or not text",
+    ),
 }
 
 
@@ -167,7 +307,9 @@ def test_dataframe_rows_are_named_by_index_and_float_ids_refused():
         people_from_table(table)
     table = pd.DataFrame({"id": ["a", 18.0], "document": ["ann", "bob"], "name": ["ann", "bob"]}, index=[10, 11])
     people = people_from_table(table, source="mine")
-    assert people.skipped == [SkippedRecord("mine: row 11", 18.0, "the id is a float, not a string (read ids as text: dtype=str)")]
+    assert people.skipped == [
+        SkippedRecord("mine: row 11", 18.0, "the id is a float, not a string (read ids as text: dtype=str)")
+    ]
 
 
 def test_all_records_bad_is_an_error(tmp_path):
@@ -183,23 +325,43 @@ def test_on_error_choice_is_checked(tmp_path):
 
 
 def test_wikibio_loaders_report_bad_records(tmp_path):
-    lines = write(tmp_path, "w.jsonl", '{"id": 17, "text": "ann", "box": {"name": ["ann"]}}\n{"id": 18, "text": "bob", "box": ["x"]}\n'
-                                       '{"id": "canary-1", "text": "made up"}\n')
+    lines = write(
+        tmp_path,
+        "w.jsonl",
+        '{"id": 17, "text": "ann", "box": {"name": ["ann"]}}\n{"id": 18, "text": "bob", "box": ["x"]}\n'
+        '{"id": "canary-1", "text": "made up"}\n',
+    )
     people = load_wikibio_2000(path=lines)
     assert [p.person_id for p in people] == ["17"]
-    assert people.skipped[0].where == f"{lines}: line 2" and people.skipped[0].reason.startswith("not a WikiBio-2000 record (AttributeError")
-    big = write(tmp_path, "big.jsonl", '{"id": 1234567890123456, "text": "ann", "box": {"name": ["ann"]}}\n'
-                                       '{"id": 1234567890123457, "text": "bob", "box": {"name": ["bob"]}}\n')
+    assert people.skipped[0].where == f"{lines}: line 2" and people.skipped[0].reason.startswith(
+        "not a WikiBio-2000 record (AttributeError"
+    )
+    big = write(
+        tmp_path,
+        "big.jsonl",
+        '{"id": 1234567890123456, "text": "ann", "box": {"name": ["ann"]}}\n'
+        '{"id": 1234567890123457, "text": "bob", "box": {"name": ["bob"]}}\n',
+    )
     assert [p.person_id for p in load_wikibio_2000(path=big)] == ["1234567890123456", "1234567890123457"]
-    mini = write(tmp_path, "mini.csv", "title,first_name,occupation,nationality,birth_year,age,article,url\n"
-                                       "ann,ann,poet,x,1900,70,ann was a poet,u1\nbob,bob,sailor,y,1901,71,bob, a sailor,u2\n")
+    mini = write(
+        tmp_path,
+        "mini.csv",
+        "title,first_name,occupation,nationality,birth_year,age,article,url\n"
+        "ann,ann,poet,x,1900,70,ann was a poet,u1\nbob,bob,sailor,y,1901,71,bob, a sailor,u2\n",
+    )
     with pytest.raises(DataError, match="mini.csv: line 3 has 9 fields but the header has 8"):
         load_wikibio_mini(path=mini)
 
 
 def test_numeric_jsonl_ids_stay_as_written(tmp_path):
-    path = write(tmp_path, "p.jsonl", "".join(json.dumps({"document": f"doc {i}", "name": f"n{i}"})[:-1] + f', "id": {raw}}}\n'
-                                              for i, raw in enumerate(["17", "17.0", "1234567890123456", "1234567890123457", "1e16", "-0", "1.50"])))
+    path = write(
+        tmp_path,
+        "p.jsonl",
+        "".join(
+            json.dumps({"document": f"doc {i}", "name": f"n{i}"})[:-1] + f', "id": {raw}}}\n'
+            for i, raw in enumerate(["17", "17.0", "1234567890123456", "1234567890123457", "1e16", "-0", "1.50"])
+        ),
+    )
     people = people_from_table(path)
     assert [p.person_id for p in people] == ["17", "17.0", "1234567890123456", "1234567890123457", "1e16", "-0", "1.50"]
     assert people.skipped == []
@@ -217,7 +379,9 @@ def test_csv_round_trips_any_id(tmp_path, person_ids):
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["id", "document", "name"])
-        writer.writerows([person_id, f"document {i}, with a comma", f"name {i}"] for i, person_id in enumerate(person_ids))
+        writer.writerows(
+            [person_id, f"document {i}, with a comma", f"name {i}"] for i, person_id in enumerate(person_ids)
+        )
     people = people_from_table(path, on_error="raise")
     assert [p.person_id for p in people] == [person_id.strip() for person_id in person_ids]
     assert [p.document for p in people] == [f"document {i}, with a comma" for i in range(len(person_ids))]
@@ -227,13 +391,20 @@ def test_csv_round_trips_any_id(tmp_path, person_ids):
 @given(person_ids=id_lists, ensure_ascii=st.booleans())
 def test_jsonl_round_trips_any_id(tmp_path, person_ids, ensure_ascii):
     path = tmp_path / "people.jsonl"
-    path.write_text("".join(json.dumps({"id": person_id, "document": f"document {i}", "name": "x"}, ensure_ascii=ensure_ascii) + "\n"
-                            for i, person_id in enumerate(person_ids)), encoding="utf-8")
-    assert [p.person_id for p in people_from_table(path, on_error="raise")] == [person_id.strip() for person_id in person_ids]
+    path.write_text(
+        "".join(
+            json.dumps({"id": person_id, "document": f"document {i}", "name": "x"}, ensure_ascii=ensure_ascii) + "\n"
+            for i, person_id in enumerate(person_ids)
+        ),
+        encoding="utf-8",
+    )
+    assert [p.person_id for p in people_from_table(path, on_error="raise")] == [
+        person_id.strip() for person_id in person_ids
+    ]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(numbers=st.lists(st.integers(min_value=-10**20, max_value=10**20), min_size=1, max_size=8, unique=True))
+@given(numbers=st.lists(st.integers(min_value=-(10**20), max_value=10**20), min_size=1, max_size=8, unique=True))
 def test_jsonl_numeric_ids_never_collide(tmp_path, numbers):
     path = tmp_path / "people.jsonl"
     path.write_text("".join(f'{{"id": {n}, "document": "document {i}", "name": "x"}}\n' for i, n in enumerate(numbers)))
@@ -255,7 +426,9 @@ def test_misspelled_env_data_dir_says_where_what_and_how(tmp_path, monkeypatch):
 
 def test_failed_download_is_a_data_error_and_leaves_no_folder(tmp_path, monkeypatch):
     unreachable = (tmp_path / "nowhere" / "wikibio-mini.csv").as_uri()
-    monkeypatch.setitem(DATA_SOURCES, "wikibio_mini", DataSource("wikibio_mini/wikibio-mini.csv", unreachable, "", "", sha256="0" * 64))
+    monkeypatch.setitem(
+        DATA_SOURCES, "wikibio_mini", DataSource("wikibio_mini/wikibio-mini.csv", unreachable, "", "", sha256="0" * 64)
+    )
     data = tmp_path / "data"
     data.mkdir()
     with pytest.raises(DataError) as error:
@@ -266,7 +439,11 @@ def test_failed_download_is_a_data_error_and_leaves_no_folder(tmp_path, monkeypa
 
 
 def test_download_checks_the_pin_before_the_cache(tmp_path, monkeypatch):
-    public = write(tmp_path, "public.csv", "title,first_name,occupation,nationality,birth_year,age,article,url\nann,ann,poet,x,1900,70,ann wrote,u1\n")
+    public = write(
+        tmp_path,
+        "public.csv",
+        "title,first_name,occupation,nationality,birth_year,age,article,url\nann,ann,poet,x,1900,70,ann wrote,u1\n",
+    )
     pinned = DataSource("wikibio_mini/wikibio-mini.csv", public.as_uri(), "", "", sha256=sha256_of(public))
     monkeypatch.setitem(DATA_SOURCES, "wikibio_mini", pinned)
     data = tmp_path / "data"
@@ -276,7 +453,9 @@ def test_download_checks_the_pin_before_the_cache(tmp_path, monkeypatch):
     cached.write_text(cached.read_text() + "bob,bob,sailor,y,1901,71,bob sailed,u2\n")
     with pytest.raises(ChecksumError, match=f"wikibio_mini: {cached} has SHA-256 .* none of the pinned copies"):
         load_wikibio_mini(data)  # a cached file is checked on every use
-    monkeypatch.setitem(DATA_SOURCES, "wikibio_mini", DataSource(pinned.relative_path, pinned.url, "", "", sha256="0" * 64))
+    monkeypatch.setitem(
+        DATA_SOURCES, "wikibio_mini", DataSource(pinned.relative_path, pinned.url, "", "", sha256="0" * 64)
+    )
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     with pytest.raises(ChecksumError, match="downloaded from file://"):
@@ -312,17 +491,50 @@ def test_wikibio_2000_public_layout_accepted_by_its_records(tmp_path):
         for i, line in enumerate(lines):
             out.write(json.dumps({"entities": None, **json.loads(line), "method": "M2"}) + "\n")
             if i % 500 == 0:
-                out.write(json.dumps({"id": f"canary-{i}-r8", "title": "made up", "url": None, "box": {"name": ["made up"]},
-                                      "text": "a made-up person", "text_anon": "", "meta": {}}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "id": f"canary-{i}-r8",
+                            "title": "made up",
+                            "url": None,
+                            "box": {"name": ["made up"]},
+                            "text": "a made-up person",
+                            "text_anon": "",
+                            "meta": {},
+                        }
+                    )
+                    + "\n"
+                )
     assert sha256_of(public) != sha256_of(ours)
     assert check_dataset_file("wikibio_2000", public) == "the public file's records"
-    assert records_sha256(public, DATA_SOURCES["wikibio_2000"].record_fields) == DATA_SOURCES["wikibio_2000"].records_sha256
+    assert (
+        records_sha256(public, DATA_SOURCES["wikibio_2000"].record_fields)
+        == DATA_SOURCES["wikibio_2000"].records_sha256
+    )
     assert len(load_dataset("wikibio_2000", tmp_path)) == 2000  # canaries dropped
 
 
 # ---------------------------------------------------------------- names flowing into paths
-TRAVERSALS = ["../artifacts", "../../etc/passwd", "..", ".", "/tmp/x", "a/b", "a\\b", "", " ", ".hidden", "x\n", "x\x00y",
-              "~", "~root", "C:", "nn idf", "é", "x" * 129]
+TRAVERSALS = [
+    "../artifacts",
+    "../../etc/passwd",
+    "..",
+    ".",
+    "/tmp/x",
+    "a/b",
+    "a\\b",
+    "",
+    " ",
+    ".hidden",
+    "x\n",
+    "x\x00y",
+    "~",
+    "~root",
+    "C:",
+    "nn idf",
+    "é",
+    "x" * 129,
+]
 
 
 @pytest.mark.parametrize("name", TRAVERSALS)
@@ -331,7 +543,9 @@ def test_safe_name_refuses_names_that_escape(name):
         safe_name(name, "dataset name")
 
 
-@pytest.mark.parametrize("name", ["wikibio_2000", "wikibio_2000+synthetic", "nn_unfrozen_bm25", "x.bm25", "k=3", "A-b_1"])
+@pytest.mark.parametrize(
+    "name", ["wikibio_2000", "wikibio_2000+synthetic", "nn_unfrozen_bm25", "x.bm25", "k=3", "A-b_1"]
+)
 def test_safe_name_keeps_the_project_names(name, tmp_path):
     assert safe_name(name) == name
     assert (tmp_path / safe_name(name)).resolve().parent == tmp_path.resolve()
@@ -401,14 +615,37 @@ def test_truncated_span_embeddings_are_recomputed(tmp_path, caplog):
 
 
 def test_truncated_perturbation_drops_are_recomputed(tmp_path, caplog):
-    mention = lambda start, end, text, kind, entity: {"start_offset": start, "end_offset": end, "span_text": text, "entity_type": kind,
-                                                      "identifier_type": "QUASI", "entity_id": entity}
-    [document] = load_tab([{"doc_id": "d1", "text": "Ann Lee lives in Oslo.", "task": "main person: ann lee", "annotations": {"a1": {
-        "entity_mentions": [mention(0, 7, "Ann Lee", "PERSON", "e1"), mention(17, 21, "Oslo", "LOC", "e2")]}}}])
+    mention = lambda start, end, text, kind, entity: {
+        "start_offset": start,
+        "end_offset": end,
+        "span_text": text,
+        "entity_type": kind,
+        "identifier_type": "QUASI",
+        "entity_id": entity,
+    }
+    [document] = load_tab(
+        [
+            {
+                "doc_id": "d1",
+                "text": "Ann Lee lives in Oslo.",
+                "task": "main person: ann lee",
+                "annotations": {
+                    "a1": {
+                        "entity_mentions": [
+                            mention(0, 7, "Ann Lee", "PERSON", "e1"),
+                            mention(17, 21, "Oslo", "LOC", "e2"),
+                        ]
+                    }
+                },
+            }
+        ]
+    )
     model, tokenizer = tiny_causal_lm()
     first = cached_perturbation_drops(model, tokenizer, document, gold_span_table([document]), artifacts_dir=tmp_path)
     cache = _truncate(_only(tmp_path / "perturbation", "*.json"))
-    assert cached_perturbation_drops(model, tokenizer, document, gold_span_table([document]), artifacts_dir=tmp_path) == pytest.approx(first)
+    assert cached_perturbation_drops(
+        model, tokenizer, document, gold_span_table([document]), artifacts_dir=tmp_path
+    ) == pytest.approx(first)
     assert _warned(caplog, cache)
 
 
@@ -428,8 +665,16 @@ def test_unreadable_nn_deid_results_warn_and_are_searched_again(tmp_path, caplog
 
 
 def _tagged():
-    sentences = [TaggedSentence("a", ["Alma", "Arden", "born", "1950"], [0, 5, 11, 16], [4, 10, 15, 20], ["B-PERSON", "I-PERSON", "O", "B-DATETIME"]),
-                 TaggedSentence("b", ["born", "in", "Bergen"], [0, 5, 8], [4, 7, 14], ["O", "O", "B-LOC"])]
+    sentences = [
+        TaggedSentence(
+            "a",
+            ["Alma", "Arden", "born", "1950"],
+            [0, 5, 11, 16],
+            [4, 10, 15, 20],
+            ["B-PERSON", "I-PERSON", "O", "B-DATETIME"],
+        ),
+        TaggedSentence("b", ["born", "in", "Bergen"], [0, 5, 8], [4, 7, 14], ["O", "O", "B-LOC"]),
+    ]
     return sentences, random_embeddings(["alma", "arden", "born", "in", "bergen"], dim=6)
 
 
@@ -446,8 +691,14 @@ def test_truncated_tagger_is_retrained(tmp_path, caplog):
 def test_truncated_adversarial_model_is_retrained(tmp_path, caplog, monkeypatch):
     sentences, words = _tagged()
     calls = []
-    monkeypatch.setitem(representation.TRAINERS, "dann", lambda model, train, validation: calls.append(1) or {"history": {"dann": [1.0]}, "after_p1": None})
-    config = AdversarialConfig(dim=4, hidden=4, adversary_hidden=2, n_neighbours=2, tagger=TaggerConfig(hidden=4, layers=1))
+    monkeypatch.setitem(
+        representation.TRAINERS,
+        "dann",
+        lambda model, train, validation: calls.append(1) or {"history": {"dann": [1.0]}, "after_p1": None},
+    )
+    config = AdversarialConfig(
+        dim=4, hidden=4, adversary_hidden=2, n_neighbours=2, tagger=TaggerConfig(hidden=4, layers=1)
+    )
     train_adversarial(sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path)
     cache = _truncate(_only(tmp_path / "adversarial" / "representation", "model.safetensors"))
     _, result = train_adversarial(sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path)
@@ -460,11 +711,20 @@ def test_truncated_training_checkpoint_trains_from_scratch(tmp_path, caplog):
     save_file({"weights": torch.zeros(64)}, str(checkpoint / "model.safetensors"))
     save_file({"profile_embeddings": torch.zeros(3, 4)}, str(checkpoint / "state.safetensors"))
     cache = _truncate(checkpoint / "model.safetensors")
-    write(tmp_path / "run", "training.json", json.dumps({"checkpoint": "epoch-0", "epochs_completed": 0, "history": [{"epoch": 0}]}))
+    write(
+        tmp_path / "run",
+        "training.json",
+        json.dumps({"checkpoint": "epoch-0", "epochs_completed": 0, "history": [{"epoch": 0}]}),
+    )
     dataset = PeopleDataset.from_people("synthetic30", make_synthetic_people(30, seed=0))
     torch.manual_seed(0)
-    record = train_bi_encoder(BiEncoder(tiny_config()), dataset, TrainingConfig(epochs=1, batch_size=8, frozen_layers=1, num_threads=2),
-                              tmp_path / "run", progress=False)
+    record = train_bi_encoder(
+        BiEncoder(tiny_config()),
+        dataset,
+        TrainingConfig(epochs=1, batch_size=8, frozen_layers=1, num_threads=2),
+        tmp_path / "run",
+        progress=False,
+    )
     assert [e["epoch"] for e in record["history"]] == [0] and "loss" in record["history"][0]
     assert _warned(caplog, cache)
 
@@ -478,7 +738,6 @@ def test_corrupt_saved_recogniser_is_a_one_line_error(tmp_path):
     with pytest.raises(ValueError) as error:
         load_recogniser(config, people, tmp_path)
     assert str(saved) in str(error.value) and "\n" not in str(error.value)
-
 
 
 def test_truncated_saved_recogniser_weights_are_a_one_line_error(tmp_path):

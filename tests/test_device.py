@@ -1,5 +1,6 @@
 """One device rule (issue 36, item 1): `resolve_device` — an explicit argument, else $DEID_NB_DEVICE, else auto — reaches every
 component that builds or loads a model, `deid-nb --device` sets it for a run and the model-loading commands print it. CPU only."""
+
 import contextlib
 import io
 import os
@@ -39,10 +40,14 @@ def no_device_setting(monkeypatch):
 def asked(monkeypatch):
     "Record every call of `resolve_device` in the given modules (answering the real rule)."
     calls = []
+
     def spy(*modules):
         for module in modules:
-            monkeypatch.setattr(module, "resolve_device", lambda device=None: calls.append(device) or resolve_device(device))
+            monkeypatch.setattr(
+                module, "resolve_device", lambda device=None: calls.append(device) or resolve_device(device)
+            )
         return calls
+
     return spy
 
 
@@ -100,12 +105,16 @@ def _run(arguments):
 @pytest.fixture
 def table(tmp_path):
     five = make_synthetic_people(5, seed=3)
-    pd.DataFrame([{"id": p.person_id, "document": p.document, **p.profile} for p in five]).to_csv(tmp_path / "people.csv", index=False)
+    pd.DataFrame([{"id": p.person_id, "document": p.document, **p.profile} for p in five]).to_csv(
+        tmp_path / "people.csv", index=False
+    )
     return [tmp_path / "people.csv", "--id", "id", "--text", "document", "--profile-cols", "name", "occupation"]
 
 
 def test_device_flag_is_accepted_and_printed_first(table, tmp_path):
-    status, out, err = _run(["--device", "cpu", "redact", *table, "--method", "lexical", "-o", tmp_path / "lexical.jsonl"])
+    status, out, err = _run(
+        ["--device", "cpu", "redact", *table, "--method", "lexical", "-o", tmp_path / "lexical.jsonl"]
+    )
     assert status == 0, err
     assert out.splitlines()[0] in ("device: cpu", "device: cpu, bfloat16")
     assert "DEID_NB_DEVICE" not in os.environ  # set for the run only
@@ -116,10 +125,15 @@ def test_commands_print_the_rule_without_the_flag(table, tmp_path):
     assert status == 0 and out.splitlines()[0] == device_summary()
 
 
-@pytest.mark.parametrize("device, message", [("tpu", "must be auto, cpu, cuda or cuda:N, got 'tpu'")]
-                         + ([] if CUDA else [("cuda", "asks for 'cuda', but torch sees no CUDA device here")]))
+@pytest.mark.parametrize(
+    "device, message",
+    [("tpu", "must be auto, cpu, cuda or cuda:N, got 'tpu'")]
+    + ([] if CUDA else [("cuda", "asks for 'cuda', but torch sees no CUDA device here")]),
+)
 def test_bad_device_flag_is_one_line_before_any_work(device, message, table, tmp_path):
-    status, out, err = _run(["--device", device, "redact", *table, "--method", "lexical", "-o", tmp_path / "lexical.jsonl"])
+    status, out, err = _run(
+        ["--device", device, "redact", *table, "--method", "lexical", "-o", tmp_path / "lexical.jsonl"]
+    )
     assert status == 1 and message in err and "--device" in err and len(err.splitlines()) == 1
     assert out == "" and not (tmp_path / "lexical.jsonl").exists()
 
@@ -144,14 +158,17 @@ def test_registry_models_and_reidentifier_follow_the_rule(synthetic, asked):
     calls = asked(registry)
     reidentifier = registry.zero_shot_reidentifier(synthetic)
     assert calls == [None] and reidentifier.model.device == resolve_device()
-    assert reidentifier.profile_embeddings.device == reidentifier.model.device  # the search and ensemble follow model.device
+    assert (
+        reidentifier.profile_embeddings.device == reidentifier.model.device
+    )  # the search and ensemble follow model.device
     scores = reidentifier.score([synthetic.people[0].document])
     assert scores.shape == (1, len(synthetic.people))
 
 
 def test_causal_lm_follows_the_rule(tmp_path, asked):
     model, tokenizer = causal_lm.tiny_causal_lm()
-    model.save_pretrained(tmp_path / "lm"); tokenizer.save_pretrained(tmp_path / "lm")
+    model.save_pretrained(tmp_path / "lm")
+    tokenizer.save_pretrained(tmp_path / "lm")
     calls = asked(causal_lm)
     loaded, _ = causal_lm.load_causal_lm(str(tmp_path / "lm"))
     assert calls == [None] and next(loaded.parameters()).device == resolve_device()
@@ -176,31 +193,55 @@ def test_sequence_labeller_follows_the_rule(tmp_path, asked):
     calls = asked(risk_indicators)
     docs = [types.SimpleNamespace(doc_id="a", text="Alma Arden was born in Bergen in 1950.")]
     spans = pd.DataFrame({"doc_id": ["a", "a"], "start": [0, 23], "end": [10, 29], "mask": [True, False]})
-    indicator = risk_indicators.SequenceLabellingIndicator(epochs=1, random_init=TINY_ENCODER, artifacts_dir=tmp_path).fit(docs, spans)
+    indicator = risk_indicators.SequenceLabellingIndicator(
+        epochs=1, random_init=TINY_ENCODER, artifacts_dir=tmp_path
+    ).fit(docs, spans)
     assert calls == [None] and indicator.model.device == resolve_device()
     assert indicator.risk(docs, spans).shape == (2,)
 
 
 def _tagged():
-    sentences = [TaggedSentence("a", ["Alma", "Arden", "born", "1950"], [0, 5, 11, 16], [4, 10, 15, 20], ["B-PERSON", "I-PERSON", "O", "B-DATETIME"]),
-                 TaggedSentence("b", ["born", "in", "Bergen"], [0, 5, 8], [4, 7, 14], ["O", "O", "B-LOC"])]
+    sentences = [
+        TaggedSentence(
+            "a",
+            ["Alma", "Arden", "born", "1950"],
+            [0, 5, 11, 16],
+            [4, 10, 15, 20],
+            ["B-PERSON", "I-PERSON", "O", "B-DATETIME"],
+        ),
+        TaggedSentence("b", ["born", "in", "Bergen"], [0, 5, 8], [4, 7, 14], ["O", "O", "B-LOC"]),
+    ]
     return sentences, random_embeddings(["alma", "arden", "born", "in", "bergen"], dim=6)
 
 
 def test_tagger_follows_the_rule(tmp_path, asked):
     calls = asked(tagger)
     sentences, words = _tagged()
-    model, _ = tagger.train_tagger(sentences, sentences, words, tagger.TaggerConfig(hidden=4, layers=1, max_epochs=1, batch_size=2),
-                                   artifacts_dir=tmp_path)
+    model, _ = tagger.train_tagger(
+        sentences,
+        sentences,
+        words,
+        tagger.TaggerConfig(hidden=4, layers=1, max_epochs=1, batch_size=2),
+        artifacts_dir=tmp_path,
+    )
     assert calls == [None] and tagger.module_device(model) == resolve_device()
 
 
 def test_adversarial_representation_follows_the_rule(tmp_path, asked):
     calls = asked(representation)
     sentences, words = _tagged()
-    config = representation.AdversarialConfig(dim=4, hidden=4, adversary_hidden=2, n_neighbours=2, max_epochs=1, batch_size=2,
-                                              tagger=tagger.TaggerConfig(hidden=4, layers=1))
-    model, _ = representation.train_adversarial(sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path)
+    config = representation.AdversarialConfig(
+        dim=4,
+        hidden=4,
+        adversary_hidden=2,
+        n_neighbours=2,
+        max_epochs=1,
+        batch_size=2,
+        tagger=tagger.TaggerConfig(hidden=4, layers=1),
+    )
+    model, _ = representation.train_adversarial(
+        sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path
+    )
     assert calls == [None] and tagger.module_device(model) == resolve_device()
     data = representation.pair_data(sentences, words, 2)
     result = representation.retrain_adversary(model.representation, data, data, epochs=1, hidden=2, batch_size=2)

@@ -2,6 +2,7 @@
 figures their last default run committed; library chapters their stored outputs, with no warning boxes and no directives; a
 search index and an API reference; nothing loaded from another site. Quick by default (a few pages; the index, the API page
 and the search index are always whole); DEID_NB_FULL_DOCS=1 renders every page."""
+
 import html
 import json
 import os
@@ -24,10 +25,17 @@ TRACKED = ("nbs", "figures")
 
 def _fresh_clone(target: Path) -> Path:
     "The notebooks and figures as a clone has them: git's tracked and not-ignored files (all files outside a git checkout)."
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", *TRACKED], cwd=ROOT,
-                            capture_output=True, text=True)
-    files = listed.stdout.split() if listed.returncode == 0 and listed.stdout else [
-        p.relative_to(ROOT).as_posix() for d in TRACKED for p in (ROOT / d).rglob("*") if p.is_file()]
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", *TRACKED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    files = (
+        listed.stdout.split()
+        if listed.returncode == 0 and listed.stdout
+        else [p.relative_to(ROOT).as_posix() for d in TRACKED for p in (ROOT / d).rglob("*") if p.is_file()]
+    )
     for name in files:
         if (ROOT / name).is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
@@ -71,14 +79,20 @@ def test_every_experiment_has_committed_results_in_a_fresh_clone():
 def test_no_warning_boxes_and_no_directives(site):
     for path in _pages(site):
         text = path.read_text(encoding="utf-8")
-        assert "TqdmWarning: IProgress" not in text and "Please update jupyter" not in text, path  # the warning box (code may name it)
-        assert not re.search(r'<span class="c1">#\|', text), path  # no directive line in the code shown (prose may name them)
+        assert "TqdmWarning: IProgress" not in text and "Please update jupyter" not in text, (
+            path
+        )  # the warning box (code may name it)
+        assert not re.search(r'<span class="c1">#\|', text), (
+            path
+        )  # no directive line in the code shown (prose may name them)
         assert 'data-mime-type="application/vnd.jupyter.stderr"' not in text, path
 
 
 def test_library_chapter_shows_code_and_stored_outputs(site):
     page = html.unescape(re.sub(r"<[^>]+>", "", (site / "09b_site.html").read_text(encoding="utf-8")))
-    assert "def build_site(" in page and "import json, tempfile" not in page  # an exported cell shown, the hidden one not
+    assert (
+        "def build_site(" in page and "import json, tempfile" not in page
+    )  # an exported cell shown, the hidden one not
     masking = (site / "03_masking.html").read_text(encoding="utf-8")
     assert "jp-OutputArea-output" in masking and "blacksmith" in masking  # its stored outputs
 
@@ -111,10 +125,14 @@ def test_offline(site):
     if mathjax_dir():
         assert (site / "_static" / "mathjax" / "MathJax.js").exists()
         assert 'src="_static/mathjax/MathJax.js' in (site / "13_hybrid.html").read_text(encoding="utf-8")
-        assert 'src="../../_static/mathjax/MathJax.js' in (site / "figures" / "nn_deid" / "README.html").read_text(encoding="utf-8")
+        assert 'src="../../_static/mathjax/MathJax.js' in (site / "figures" / "nn_deid" / "README.html").read_text(
+            encoding="utf-8"
+        )
 
 
-_MACHINE = re.compile(r"/(?:work|home|root|tmp|Users)/|[A-Z]:\\\\|Wall time|CPU times| at 0x[0-9a-f]+|\b\d+\.\d+ ?m?s\b")
+_MACHINE = re.compile(
+    r"/(?:work|home|root|tmp|Users)/|[A-Z]:\\\\|Wall time|CPU times| at 0x[0-9a-f]+|\b\d+\.\d+ ?m?s\b"
+)
 
 
 @pytest.mark.parametrize("notebook", sorted((ROOT / "nbs").glob("*.ipynb")), ids=lambda p: p.stem)
@@ -126,7 +144,9 @@ def test_stored_outputs_are_small_and_portable(notebook):
     assert not [o for o in outputs if o["output_type"] == "error" or o.get("name") == "stderr"]
     assert len(json.dumps(outputs)) <= 400_000, "stored outputs over 400 kB"
     for output in outputs:
-        text = json.dumps({k: v for k, v in output.get("data", {}).items() if k.startswith("text/")}) + json.dumps(output.get("text", ""))
+        text = json.dumps({k: v for k, v in output.get("data", {}).items() if k.startswith("text/")}) + json.dumps(
+            output.get("text", "")
+        )
         assert not _MACHINE.search(text), (notebook.name, _MACHINE.search(text).group(0))
         assert output.get("execution_count") is None
 
@@ -134,8 +154,12 @@ def test_stored_outputs_are_small_and_portable(notebook):
 def _shared_data_text() -> str:
     "Every document of the shared data directory, lower-cased, in one string (empty without `$DEID_NB_DATA`)."
     root = Path(os.environ.get("DEID_NB_DATA", "/nonexistent"))
-    files = [root / "wiki_annotated" / "wiki_test.json", root / "wikibio_full_sample" / "wikibio-2000.jsonl",
-             root / "wikibio_mini" / "wikibio-mini.csv", *sorted((root / "wikibio_raw_sample").glob("*/*"))]
+    files = [
+        root / "wiki_annotated" / "wiki_test.json",
+        root / "wikibio_full_sample" / "wikibio-2000.jsonl",
+        root / "wikibio_mini" / "wikibio-mini.csv",
+        *sorted((root / "wikibio_raw_sample").glob("*/*")),
+    ]
     return "\n".join(f.read_text(encoding="utf-8", errors="ignore").lower() for f in files if f.is_file())
 
 
@@ -147,7 +171,9 @@ def test_stored_outputs_quote_no_shared_data():
     for notebook in sorted((ROOT / "nbs").glob("*.ipynb")):
         for cell in nbformat.read(notebook, as_version=4).cells:
             for output in cell.get("outputs", []):
-                shown = output.get("text", "") + "".join(str(v) for k, v in output.get("data", {}).items() if k.startswith("text/"))
+                shown = output.get("text", "") + "".join(
+                    str(v) for k, v in output.get("data", {}).items() if k.startswith("text/")
+                )
                 pieces = [p.strip() for p in re.split(r"[\n\"'|,()\[\]{}<>]", shown.lower()) if len(p.strip()) >= 25]
                 quoted = [p for p in pieces if p in data]
                 assert not quoted, f"{notebook.name}: a stored output quotes the shared data: {quoted[0][:60]!r}"

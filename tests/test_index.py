@@ -1,5 +1,6 @@
 """The candidate index (nbs/12b_index.ipynb): exact scores are today's, FAISS flat finds the exact ranks, memory-mapped G is G,
 and a rank or certificate computed on any shortlist never overstates the exact full-pool rank."""
+
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -12,8 +13,14 @@ from hypothesis import given, settings, strategies as st
 from safetensors.torch import save_file
 
 from deid_nb.nn_deid.certificate import certify, verify_certificate
-from deid_nb.nn_deid.index import (ExactIndex, open_profile_embeddings, profile_index, save_profile_embeddings,
-                                   shortlist_ranks, shortlist_scores)
+from deid_nb.nn_deid.index import (
+    ExactIndex,
+    open_profile_embeddings,
+    profile_index,
+    save_profile_embeddings,
+    shortlist_ranks,
+    shortlist_scores,
+)
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
 from deid_nb.nn_deid.neural import NeuralReidentifier
 from deid_nb.people import make_synthetic_people
@@ -26,7 +33,13 @@ def tiny():
     people = make_synthetic_people(40, seed=1)
     torch.manual_seed(0)
     model = BiEncoder(tiny_config())
-    return model, people, NeuralReidentifier(model, people, "tiny"), [p.document for p in people[:8]], [p.person_id for p in people[:8]]
+    return (
+        model,
+        people,
+        NeuralReidentifier(model, people, "tiny"),
+        [p.document for p in people[:8]],
+        [p.person_id for p in people[:8]],
+    )
 
 
 def test_exact_index_scores_are_todays(tiny, tmp_path):
@@ -53,7 +66,7 @@ def test_memory_mapped_embeddings_equal_in_memory(tmp_path):
     save_file({"profile_embeddings": G}, str(tmp_path / "cache.safetensors"))
     mapped = open_profile_embeddings(tmp_path / "cache.safetensors")
     assert isinstance(mapped, np.memmap) and np.array_equal(mapped, G.numpy())
-    save_profile_embeddings(tmp_path / "chunked.safetensors", (G[i:i + 64].numpy() for i in range(0, 300, 64)), n=300)
+    save_profile_embeddings(tmp_path / "chunked.safetensors", (G[i : i + 64].numpy() for i in range(0, 300, 64)), n=300)
     assert np.array_equal(open_profile_embeddings(tmp_path / "chunked.safetensors"), G.numpy())
     save_file({"other": G}, str(tmp_path / "other.safetensors"))
     with pytest.raises(ValueError, match="expected one float32 matrix"):
@@ -79,6 +92,7 @@ def test_faiss_flat_agrees_with_exact_ranks():
 
 class _Shortlisted(ExactIndex):
     "An index whose search returns a fixed, arbitrary set of columns: any index, however approximate, returns some subset."
+
     def __init__(self, embeddings, shortlist):
         super().__init__(embeddings, chunk_size=5)
         self.shortlist = np.asarray(sorted(shortlist), dtype=np.int64)
@@ -90,6 +104,7 @@ class _Shortlisted(ExactIndex):
 
 class _Embedded(Reidentifier):
     "A re-identifier whose 'texts' name query embeddings, scored exactly against the pool (what verify_certificate re-scores)."
+
     name = "embedded"
 
     def __init__(self, index, queries):
@@ -105,9 +120,17 @@ def _pools(draw):
     "A pool on a coarse grid (dot products exact in float32, ties likely), queries, true columns, a shortlist and K."
     n, dim, n_queries = draw(st.integers(2, 30)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
     grid = st.integers(-3, 3)
-    G = np.array(draw(st.lists(st.lists(grid, min_size=dim, max_size=dim), min_size=n, max_size=n)), dtype=np.float32) / 4
-    queries = np.array(draw(st.lists(st.lists(grid, min_size=dim, max_size=dim), min_size=n_queries, max_size=n_queries)),
-                       dtype=np.float32) / 4
+    G = (
+        np.array(draw(st.lists(st.lists(grid, min_size=dim, max_size=dim), min_size=n, max_size=n)), dtype=np.float32)
+        / 4
+    )
+    queries = (
+        np.array(
+            draw(st.lists(st.lists(grid, min_size=dim, max_size=dim), min_size=n_queries, max_size=n_queries)),
+            dtype=np.float32,
+        )
+        / 4
+    )
     true_columns = np.array(draw(st.lists(st.integers(0, n - 1), min_size=n_queries, max_size=n_queries)))
     shortlist = draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))
     return G, queries, true_columns, shortlist, draw(st.integers(1, n))

@@ -1,6 +1,7 @@
 """Issue 33 (friction): a misspelt `overrides` key is an error in every experiment notebook, never silently ignored, and each notebook
 declares its run sizes so that `deid-nb reproduce --overrides` is checked before anything runs. Read from the notebooks' code: no
 kernel starts."""
+
 import ast
 import dataclasses
 import json
@@ -16,17 +17,28 @@ from deid_nb.sanitize.context_indicators import RUN_SIZES as RISK_RUN_SIZES
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = experiment_notebooks(ROOT / "nbs")
-CHECKED_BY = ("apply_overrides(", "run_size(", "run_risk_experiment(")  # each refuses a name that is not a size (apply_overrides)
+CHECKED_BY = (
+    "apply_overrides(",
+    "run_size(",
+    "run_risk_experiment(",
+)  # each refuses a name that is not a size (apply_overrides)
 
 
 def _cells(path: Path) -> list[tuple[bool, str]]:
     "(is the papermill parameters cell, source) of each code cell."
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return [("parameters" in c["metadata"].get("tags", []), "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    return [
+        ("parameters" in c["metadata"].get("tags", []), "".join(c["source"])) for c in cells if c["cell_type"] == "code"
+    ]
 
 
 def _parameters(path: Path) -> set[str]:
-    return {name for is_parameters, source in _cells(path) if is_parameters for name in re.findall(r"^(\w+) =", source, re.M)}
+    return {
+        name
+        for is_parameters, source in _cells(path)
+        if is_parameters
+        for name in re.findall(r"^(\w+) =", source, re.M)
+    }
 
 
 def _code(path: Path) -> str:
@@ -47,8 +59,11 @@ def test_overrides_reach_only_a_check(experiment):
 def _literal_sizes(tree: ast.Module) -> list[set[str]]:
     "The names of each profile's sizes in the notebook's own `RUN_SIZES = {profile: dict or dataclass}`."
     classes = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
-    sizes = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                 and any(isinstance(t, ast.Name) and t.id == "RUN_SIZES" for t in node.targets))
+    sizes = next(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RUN_SIZES" for t in node.targets)
+    )
     found = []
     for profile in sizes.values:
         if isinstance(profile, ast.Dict):
@@ -56,7 +71,9 @@ def _literal_sizes(tree: ast.Module) -> list[set[str]]:
         elif profile.func.id == "dict":
             found.append({keyword.arg for keyword in profile.keywords})
         else:  # a dataclass of the notebook: its annotated fields
-            found.append({n.target.id for n in classes[profile.func.id].body if isinstance(n, ast.AnnAssign)} - {"name"})
+            found.append(
+                {n.target.id for n in classes[profile.func.id].body if isinstance(n, ast.AnnAssign)} - {"name"}
+            )
     return found
 
 
@@ -82,7 +99,9 @@ def test_declared_sizes_are_the_notebooks_own(experiment):
 
 def test_a_misspelt_override_is_refused():
     "The shared check, on a notebook's dict of sizes and on NN DeID's dataclass."
-    with pytest.raises(ValueError, match=r"unknown run-size override\(s\) \['documnets'\]; the sizes are \['documents', 'level'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown run-size override\(s\) \['documnets'\]; the sizes are \['documents', 'level'\]"
+    ):
         apply_overrides({"documents": 3, "level": "L3P"}, {"documnets": 10})
     with pytest.raises(ValueError, match=r"unknown run-size override\(s\) \['n_serch'\]"):
         apply_overrides(NN_DEID_RUN_SIZES["quick"], {"n_serch": 3})

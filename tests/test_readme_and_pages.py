@@ -1,5 +1,6 @@
 """The front door and the results pages: a README written by a person, short, with one generated block; the results on
 their own pages beside the figures, exactly what `deid_nb.readme` writes from the committed tables."""
+
 import re
 from pathlib import Path
 
@@ -29,8 +30,17 @@ def test_readme_has_exactly_one_generated_block_and_it_is_up_to_date():
 def test_readme_sections():
     "The sections a reader looks for, Scaling up under its own heading and short."
     headings = re.findall(r"^## (.+)$", README, re.M)
-    for needed in ("The four systems", "Install", "Two commands", "Quick start", "Start here", "Reproduce", "Scaling up",
-                   "Data and licences", "Cite"):
+    for needed in (
+        "The four systems",
+        "Install",
+        "Two commands",
+        "Quick start",
+        "Start here",
+        "Reproduce",
+        "Scaling up",
+        "Data and licences",
+        "Cite",
+    ):
         assert needed in headings, needed
     scaling = README.split("\n## Scaling up\n", 1)[1].split("\n## ", 1)[0]
     assert len(scaling.strip().splitlines()) + 1 <= 25
@@ -57,7 +67,9 @@ def test_every_system_has_its_folder_and_page_and_nothing_lies_outside():
     assert {p.name for p in FIGURES.iterdir()} == {*SYSTEMS, "scale", "README.md", "timings.csv"}
     for system in SYSTEMS:
         assert (FIGURES / system / "README.md").exists()
-        assert "Other outputs" not in (FIGURES / system / "README.md").read_text(encoding="utf-8")  # every file has its entry
+        assert "Other outputs" not in (FIGURES / system / "README.md").read_text(
+            encoding="utf-8"
+        )  # every file has its entry
 
 
 def test_page_links_resolve():

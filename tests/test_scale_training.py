@@ -1,4 +1,5 @@
 """Scale: the full WikiBio release streamed into Parquet shards, and bi-encoder training over several processes."""
+
 import os
 import socket
 import subprocess
@@ -16,7 +17,9 @@ from deid_nb.people import PeopleDataset, make_synthetic_people
 from deid_nb.wikibio_shards import iter_wikibio_raw, read_wikibio_shards, write_wikibio_shards
 
 SAMPLE = dataset_path("wikibio_raw_sample", download=False) if os.environ.get("DEID_NB_DATA") else None
-needs_sample = pytest.mark.skipif(SAMPLE is None or not SAMPLE.exists(), reason="DEID_NB_DATA with wikibio_raw_sample not set")
+needs_sample = pytest.mark.skipif(
+    SAMPLE is None or not SAMPLE.exists(), reason="DEID_NB_DATA with wikibio_raw_sample not set"
+)
 
 
 @needs_sample
@@ -36,15 +39,24 @@ def test_streaming_reader_matches_the_loader():
     assert list(iter_wikibio_raw(SAMPLE / "train")) == list(load_wikibio_raw(SAMPLE / "train"))
 
 
-CONFIG = dict(epochs=2, batch_size=8, frozen_layers=1, num_threads=1, precision="float32", profile_epochs=(0,),
-              max_validation_documents=4)
+CONFIG = dict(
+    epochs=2,
+    batch_size=8,
+    frozen_layers=1,
+    num_threads=1,
+    precision="float32",
+    profile_epochs=(0,),
+    max_validation_documents=4,
+)
 
 
 def _train(directory, distributed: bool) -> dict:
     "Train the tiny bi-encoder from the same random init; its final weights."
     torch.manual_seed(0)
     model = BiEncoder(tiny_config())
-    for module in model.modules():  # dropout draws differ with the batch's shape; without it the steps are deterministic
+    for (
+        module
+    ) in model.modules():  # dropout draws differ with the batch's shape; without it the steps are deterministic
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
         if hasattr(module, "dropout_prob"):
@@ -74,7 +86,9 @@ def test_two_gloo_processes_give_one_process_weights(tmp_path):
     single = _train(tmp_path / "single", distributed=False)
     torch.manual_seed(0)
     initial = BiEncoder(tiny_config()).state_dict()
-    assert not torch.allclose(initial["document_projection.weight"], single["document_projection.weight"], atol=1e-4)  # it learned
+    assert not torch.allclose(
+        initial["document_projection.weight"], single["document_projection.weight"], atol=1e-4
+    )  # it learned
     mp.spawn(_worker, args=(2, _free_port(), str(tmp_path / "ddp"), str(tmp_path / "weights")), nprocs=2, join=True)
     for rank in (0, 1):
         weights = torch.load(tmp_path / f"weights-{rank}.pt")
@@ -109,8 +123,21 @@ def test_the_torchrun_recipe_trains_a_registered_model(tmp_path):
     write_wikibio_shards(SAMPLE / "train", tmp_path / "shards", shard_size=50)
     (tmp_path / "recipe.py").write_text(RECIPE, encoding="utf-8")
     torchrun = Path(sys.executable).with_name("torchrun")
-    done = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(_free_port()), str(tmp_path / "recipe.py"),
-                           str(tmp_path / "shards"), str(tmp_path / "artifacts")], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(torchrun),
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            str(_free_port()),
+            str(tmp_path / "recipe.py"),
+            str(tmp_path / "shards"),
+            str(tmp_path / "artifacts"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = sorted(line for line in done.stdout.splitlines() if line.startswith("RANK"))
     assert [line.split()[1:4] for line in lines] == [["0", "WORLD", "2"], ["1", "WORLD", "2"]]

@@ -1,4 +1,5 @@
 """Search checks beside the notebook tests: trajectories replay, certificates hold, the fast search equals TextAttack's."""
+
 import json
 
 import numpy as np
@@ -9,8 +10,15 @@ from deid_nb.data import make_synthetic_people
 from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
 from deid_nb.nn_deid.neural import NeuralReidentifier
-from deid_nb.nn_deid.search import (Trajectory, Units, approximate_search, approximate_search_many, greedy_search,
-                                    prune_trajectories, resolve_ranking)
+from deid_nb.nn_deid.search import (
+    Trajectory,
+    Units,
+    approximate_search,
+    approximate_search_many,
+    greedy_search,
+    prune_trajectories,
+    resolve_ranking,
+)
 from deid_nb.nn_deid.textattack import textattack_search
 from deid_nb.reidentifier import BM25Reidentifier, WordOverlapReidentifier
 
@@ -21,7 +29,7 @@ def test_replay_equals_fresh_run(people, toy):
     for k in (1, 2, 5, 20):
         fresh = greedy_search(person.document, person.person_id, toy, max_k=k)
         assert fresh.masked_text_at_step(len(fresh)) == full.masked_text_at_k(k)
-        assert fresh.ranks.tolist() == full.ranks[:len(fresh) + 1].tolist()
+        assert fresh.ranks.tolist() == full.ranks[: len(fresh) + 1].tolist()
 
 
 def test_units_survive_masking(people):
@@ -51,7 +59,9 @@ def test_fast_search_equals_textattack(people):
     for person in people[:3]:
         stock = textattack_search(person.document, person.person_id, bm25, max_k=5)
         fast = greedy_search(person.document, person.person_id, bm25, max_k=5)
-        assert [(s.word, s.positions, s.rank) for s in stock.steps] == [(s.word, s.positions, s.rank) for s in fast.steps]
+        assert [(s.word, s.positions, s.rank) for s in stock.steps] == [
+            (s.word, s.positions, s.rank) for s in fast.steps
+        ]
         assert np.array_equal([s.score for s in stock.steps], [s.score for s in fast.steps])
 
 
@@ -69,7 +79,9 @@ def test_pruning_keeps_goal_with_fewer_masks(people, toy):
 def test_pruned_trajectory_survives_json(people, toy):
     t = prune_trajectories([greedy_search(people[1].document, people[1].person_id, toy, max_k=4)], toy)[0]
     back = Trajectory.from_dict(json.loads(json.dumps(t.to_dict())))
-    assert back.masked_text_at_k(4) == t.masked_text_at_k(4) and back.fraction_masked_at_k(4) == t.fraction_masked_at_k(4)
+    assert back.masked_text_at_k(4) == t.masked_text_at_k(4) and back.fraction_masked_at_k(4) == t.fraction_masked_at_k(
+        4
+    )
 
 
 def test_last_layer_ranking_on_a_tiny_bi_encoder(people):

@@ -1,5 +1,6 @@
 """Part of the pool (issue 36, item 2): scoring a shortlist changes no score, a hybrid's BM25 channel stays standardised over
 the whole pool, and for random pools, shortlists and K every certificate `deidentify` writes holds under the exact rank."""
+
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -28,9 +29,16 @@ def models():
     "The re-identifiers a shortlist must serve: BM25, a tiny bi-encoder (dense and indexed), the hybrid, a black box."
     torch.manual_seed(0)
     neural = NeuralReidentifier(BiEncoder(tiny_config()), PEOPLE, "tiny")
-    indexed = NeuralReidentifier(neural.model, PEOPLE, "tiny", index=ExactIndex(neural.profile_embeddings.numpy(), chunk_size=7))
-    return {"bm25": BM25Reidentifier(PEOPLE), "neural": neural, "indexed": indexed,
-            "hybrid": HybridReidentifier(neural, PEOPLE, lexical_weight=1.0), "black box": WordOverlapReidentifier(PEOPLE)}
+    indexed = NeuralReidentifier(
+        neural.model, PEOPLE, "tiny", index=ExactIndex(neural.profile_embeddings.numpy(), chunk_size=7)
+    )
+    return {
+        "bm25": BM25Reidentifier(PEOPLE),
+        "neural": neural,
+        "indexed": indexed,
+        "hybrid": HybridReidentifier(neural, PEOPLE, lexical_weight=1.0),
+        "black box": WordOverlapReidentifier(PEOPLE),
+    }
 
 
 @pytest.mark.parametrize("name", ["bm25", "neural", "indexed", "hybrid", "black box"])
@@ -40,8 +48,12 @@ def test_a_part_scores_as_the_whole(models, name):
     texts = [PEOPLE[0].document, "<mask> " + PEOPLE[5].document[:60], "zzz qqq"]
     for size in (1, 5, 30):
         columns = np.sort(rng.choice(len(PEOPLE), size, replace=False))
-        np.testing.assert_allclose(model.restricted_to(columns).score(texts), model.score(texts)[:, columns], rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(model.score_columns(texts, columns[::-1]), model.score(texts)[:, columns[::-1]], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            model.restricted_to(columns).score(texts), model.score(texts)[:, columns], rtol=1e-4, atol=1e-4
+        )
+        np.testing.assert_allclose(
+            model.score_columns(texts, columns[::-1]), model.score(texts)[:, columns[::-1]], rtol=1e-4, atol=1e-4
+        )
 
 
 def test_the_pool_moments_are_the_rows(models):
@@ -67,11 +79,17 @@ def test_searched_pool_covers_the_shortlists(models):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(["bm25", "hybrid", "indexed"]), start=st.integers(0, 40), n=st.integers(1, 6),
-       shortlist=st.integers(1, 12), k=st.integers(1, 6), chunk_size=st.integers(1, 4))
+@given(
+    name=st.sampled_from(["bm25", "hybrid", "indexed"]),
+    start=st.integers(0, 40),
+    n=st.integers(1, 6),
+    shortlist=st.integers(1, 12),
+    k=st.integers(1, 6),
+    chunk_size=st.integers(1, 4),
+)
 def test_every_certificate_on_a_shortlist_holds(models, name, start, n, shortlist, k, chunk_size):
     "Property: for random documents, shortlist sizes, K and chunks, a met certificate verifies and the exact rank is >= K."
-    model, people = models[name], PEOPLE[start:start + n]
+    model, people = models[name], PEOPLE[start : start + n]
     results = deidentify(people, model, k, shortlist=shortlist, chunk_size=chunk_size, long_documents="truncate")
     exact = model.ranks([r.text for r in results], [p.person_id for p in people])
     for result, rank in zip(results, exact):

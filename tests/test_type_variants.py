@@ -1,6 +1,7 @@
 """Type masking is document-wide and variant-proof (issue 32, item 2): masking the word type "smith" masks every unit that
 reads "Smith" — in any case, in fullwidth or lookalike letters, across invisible characters — and every unit that has it as
 a part ("#JohnSmith", "Smith_Jones", "Smith2020"); nothing changes on ASCII text (units, word types, search trajectories)."""
+
 import re
 
 import pytest
@@ -8,8 +9,16 @@ from hypothesis import given, settings, strategies as st
 
 from deid_nb.core import MASK_ALIASES
 from deid_nb.data import DataError, dataset_path, load_wikibio_2000, make_synthetic_people
-from deid_nb.masking import (INVISIBLE_CHARACTERS, mask_word_types, mask_words, spread_type_masks, text_units, type_groups,
-                             type_key, word_parts)
+from deid_nb.masking import (
+    INVISIBLE_CHARACTERS,
+    mask_word_types,
+    mask_words,
+    spread_type_masks,
+    text_units,
+    type_groups,
+    type_key,
+    word_parts,
+)
 from deid_nb.nn_deid.search import Units, approximate_search, approximate_search_many, candidate_maskings, greedy_search
 from deid_nb.reidentifier import WordOverlapReidentifier
 
@@ -100,7 +109,9 @@ def test_deny_list_masks_words_their_variants_and_containing_units():
 
 
 def test_mask_word_types_uses_the_type_key():
-    assert mask_word_types("Smith, \u0405MITH, Smi\u00adth and Smiths.", ["smith"]) == "<mask>, <mask>, <mask> and Smiths."
+    assert (
+        mask_word_types("Smith, \u0405MITH, Smi\u00adth and Smiths.", ["smith"]) == "<mask>, <mask>, <mask> and Smiths."
+    )
 
 
 def test_word_parts():
@@ -110,9 +121,17 @@ def test_word_parts():
 
 
 # ---------------------------------------------------------------- units: joined across invisible characters, else unchanged
-SYNTHETIC = ["Ruse (1759) was a [MASK]; <mask> farmed.", "<mask>s a<MASK>b [mask][MASK]", "x_y 1759-60 O'Neil's ... --",
-             "Smith\u2019s #JohnSmith Smith2020 \uff33\uff4d\uff49\uff54\uff48 \u0405mith", "", "   ", "_", "__init__ a_ _b",
-             "caf\u00e9 na\u0308ive \u00bd \u2460 \u0661\u0662"]
+SYNTHETIC = [
+    "Ruse (1759) was a [MASK]; <mask> farmed.",
+    "<mask>s a<MASK>b [mask][MASK]",
+    "x_y 1759-60 O'Neil's ... --",
+    "Smith\u2019s #JohnSmith Smith2020 \uff33\uff4d\uff49\uff54\uff48 \u0405mith",
+    "",
+    "   ",
+    "_",
+    "__init__ a_ _b",
+    "caf\u00e9 na\u0308ive \u00bd \u2460 \u0661\u0662",
+]
 
 
 @pytest.mark.parametrize("text", SYNTHETIC)
@@ -122,8 +141,32 @@ def test_units_are_unchanged_without_invisible_characters(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["a", "Smith", "_", "1", " ", "'", "-", "#", "<mask>", "[MASK]", "<", ">", "\u00e9", "\u0405",
-                                 "\uff33", "\u2019", "\n"]), max_size=20))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "Smith",
+                "_",
+                "1",
+                " ",
+                "'",
+                "-",
+                "#",
+                "<mask>",
+                "[MASK]",
+                "<",
+                ">",
+                "\u00e9",
+                "\u0405",
+                "\uff33",
+                "\u2019",
+                "\n",
+            ]
+        ),
+        max_size=20,
+    )
+)
 def test_units_are_unchanged_without_invisible_characters_property(pieces):
     text = "".join(pieces)
     assert text_units(text) == WORDS_AND_MASKS.findall(text)

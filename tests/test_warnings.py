@@ -1,6 +1,7 @@
 """Issue 33 (friction): no warning that is not a problem. Long documents are cut into windows on purpose, so counting their tokens
 says nothing about "indexing errors"; a Jupyter kernel without ipywidgets gets text progress bars without a TqdmWarning; a normal
 de-identification logs nothing at WARNING."""
+
 import logging
 import os
 import subprocess
@@ -37,7 +38,9 @@ def _kernel_like(code: str) -> str:
     "stderr of `code` run as in a Jupyter kernel without ipywidgets (where tqdm.auto warns), every warning shown."
     prelude = "import ipykernel.zmqshell, warnings; warnings.simplefilter('always'); "
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env, check=True).stderr
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env, check=True
+    ).stderr
 
 
 def test_no_ipywidgets_warning_in_a_kernel():
@@ -48,6 +51,7 @@ def test_no_ipywidgets_warning_in_a_kernel():
 
 class _UnitTokenizer:
     "A stand-in tokenizer: one token per unit, plus two special tokens (called as `_n_tokens` calls a real one)."
+
     mask_token = "[MASK]"
 
     def __call__(self, text, truncation=False, verbose=True):

@@ -26,35 +26,62 @@ logger = get_logger(__name__)
 # %% ../../nbs/50_pii_data.ipynb #78c80e6e
 _TOKEN = re.compile(r"[^\W\d_]+|\d+|[^\w\s]|_")
 
-def tokenize(text: str, # any text
-             offset: int = 0, # added to every offset (the text's position in a larger document)
-            ) -> list[tuple[str, int, int]]:
+
+def tokenize(
+    text: str,  # any text
+    offset: int = 0,  # added to every offset (the text's position in a larger document)
+) -> list[tuple[str, int, int]]:
     "`(token, start, end)` for runs of letters, runs of digits and single punctuation marks."
     return [(m.group(), m.start() + offset, m.end() + offset) for m in _TOKEN.finditer(text)]
 
 # %% ../../nbs/50_pii_data.ipynb #bab5e4d0
 CASING_CLASSES = ("numeric", "mainly_numeric", "all_lower", "all_upper", "initial_upper", "contains_digit", "other")
 
+
 def casing_class(token: str) -> str:
     "Reimers & Gurevych (2017)'s casing class of one token (one of `CASING_CLASSES`)."
     if not token:
         raise ValueError("casing_class: empty token")
     digits = sum(c.isdigit() for c in token)
-    if token.isdigit(): return "numeric"
-    if digits / len(token) > 0.5: return "mainly_numeric"
-    if token.islower(): return "all_lower"
-    if token.isupper(): return "all_upper"
-    if token[0].isupper(): return "initial_upper"
-    if digits: return "contains_digit"
+    if token.isdigit():
+        return "numeric"
+    if digits / len(token) > 0.5:
+        return "mainly_numeric"
+    if token.islower():
+        return "all_lower"
+    if token.isupper():
+        return "all_upper"
+    if token[0].isupper():
+        return "initial_upper"
+    if digits:
+        return "contains_digit"
     return "other"
 
 # %% ../../nbs/50_pii_data.ipynb #390a506f
 TAB_TYPES = ("PERSON", "ORG", "LOC", "DATETIME", "QUANTITY", "DEM", "MISC", "CODE")
-SPACY_TO_TAB = {"PERSON": "PERSON", "NORP": "DEM", "FAC": "LOC", "GPE": "LOC", "LOC": "LOC", "ORG": "ORG",
-                "DATE": "DATETIME", "TIME": "DATETIME", "CARDINAL": "QUANTITY", "QUANTITY": "QUANTITY",
-                "MONEY": "QUANTITY", "PERCENT": "QUANTITY", "ORDINAL": "QUANTITY"}
-_FIELD_TYPES = ((r"name", "PERSON"), (r"date|year", "DATETIME"), (r"place|country|city|residence|location", "LOC"),
-                (r"nationality|ethnicity|religion", "DEM"), (r"club|team|employer|party|org|school|college|university|alma", "ORG"))
+SPACY_TO_TAB = {
+    "PERSON": "PERSON",
+    "NORP": "DEM",
+    "FAC": "LOC",
+    "GPE": "LOC",
+    "LOC": "LOC",
+    "ORG": "ORG",
+    "DATE": "DATETIME",
+    "TIME": "DATETIME",
+    "CARDINAL": "QUANTITY",
+    "QUANTITY": "QUANTITY",
+    "MONEY": "QUANTITY",
+    "PERCENT": "QUANTITY",
+    "ORDINAL": "QUANTITY",
+}
+_FIELD_TYPES = (
+    (r"name", "PERSON"),
+    (r"date|year", "DATETIME"),
+    (r"place|country|city|residence|location", "LOC"),
+    (r"nationality|ethnicity|religion", "DEM"),
+    (r"club|team|employer|party|org|school|college|university|alma", "ORG"),
+)
+
 
 def field_type(field: str) -> str:
     "The TAB type an infobox field's values have (`MISC` when the field name does not say)."
@@ -68,7 +95,7 @@ def merge_spans(spans: Sequence[tuple[int, int, str]], text: str) -> list[tuple[
         if merged and start < merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
             continue
-        if merged and merged[-1][2] == kind and not text[merged[-1][1]:start].strip():
+        if merged and merged[-1][2] == kind and not text[merged[-1][1] : start].strip():
             merged[-1] = (merged[-1][0], end, kind)
         else:
             merged.append((start, end, kind))
@@ -84,9 +111,11 @@ def infobox_words(profile: dict[str, str]) -> dict[str, str]:
                 words.setdefault(token.lower(), field_type(field))
     return words
 
-def silver_spans(doc, # a spaCy Doc of the person's document
-                 profile: dict[str, str], # the person's infobox
-                ) -> list[tuple[int, int, str]]:
+
+def silver_spans(
+    doc,  # a spaCy Doc of the person's document
+    profile: dict[str, str],  # the person's infobox
+) -> list[tuple[int, int, str]]:
     "Character spans `(start, end, TAB type)`: spaCy entities mapped to TAB types plus the document's infobox words."
     spans = [(e.start_char, e.end_char, SPACY_TO_TAB.get(e.label_, "MISC")) for e in doc.ents]
     words = infobox_words(profile)
@@ -97,11 +126,13 @@ def silver_spans(doc, # a spaCy Doc of the person's document
 @dataclass
 class TaggedSentence:
     "One sentence: tokens, their character offsets in the document, and BIO tags."
+
     doc_id: str
     tokens: list[str]
     starts: list[int]
     ends: list[int]
     tags: list[str]
+
 
 def bio_tags(tokens: Sequence[tuple[str, int, int]], spans: Sequence[tuple[int, int, str]]) -> list[str]:
     "`B-TYPE`/`I-TYPE` for tokens overlapping a span (B on its first token), `O` for the rest."
@@ -113,10 +144,12 @@ def bio_tags(tokens: Sequence[tuple[str, int, int]], spans: Sequence[tuple[int, 
     return tags
 
 # %% ../../nbs/50_pii_data.ipynb #9c0540c9
-def tag_document(doc_id: str, doc, # a spaCy Doc (its sentences are used)
-                 spans: Sequence[tuple[int, int, str]], # character spans (start, end, TAB type)
-                 max_tokens: int = 64, # longer sentences are cut into pieces of at most this many tokens
-                ) -> list[TaggedSentence]:
+def tag_document(
+    doc_id: str,
+    doc,  # a spaCy Doc (its sentences are used)
+    spans: Sequence[tuple[int, int, str]],  # character spans (start, end, TAB type)
+    max_tokens: int = 64,  # longer sentences are cut into pieces of at most this many tokens
+) -> list[TaggedSentence]:
     "The document's sentences as `TaggedSentence`s, cut to `max_tokens`."
     if max_tokens < 1:
         raise ValueError(f"{doc_id}: max_tokens must be positive, got {max_tokens}")
@@ -124,26 +157,43 @@ def tag_document(doc_id: str, doc, # a spaCy Doc (its sentences are used)
     for sent in doc.sents:
         tokens = tokenize(sent.text, offset=sent.start_char)
         for i in range(0, len(tokens), max_tokens):
-            piece = tokens[i:i + max_tokens]
-            sentences.append(TaggedSentence(doc_id, [t for t, _, _ in piece], [s for _, s, _ in piece],
-                                            [e for _, _, e in piece], bio_tags(piece, spans)))
+            piece = tokens[i : i + max_tokens]
+            sentences.append(
+                TaggedSentence(
+                    doc_id,
+                    [t for t, _, _ in piece],
+                    [s for _, s, _ in piece],
+                    [e for _, _, e in piece],
+                    bio_tags(piece, spans),
+                )
+            )
     return sentences
 
 # %% ../../nbs/50_pii_data.ipynb #720f52f6
-_CODE_KEY = hashlib.sha256("".join(inspect.getsource(f) for f in (tokenize, infobox_words, silver_spans, merge_spans, bio_tags, tag_document)).encode()).hexdigest()
+_CODE_KEY = hashlib.sha256(
+    "".join(
+        inspect.getsource(f) for f in (tokenize, infobox_words, silver_spans, merge_spans, bio_tags, tag_document)
+    ).encode()
+).hexdigest()
 
-def silver_cache_path(people: Sequence[Person], max_tokens: int = 64, model: str = SPACY_MODEL, artifacts_dir=None) -> Path:
+
+def silver_cache_path(
+    people: Sequence[Person], max_tokens: int = 64, model: str = SPACY_MODEL, artifacts_dir=None
+) -> Path:
     "Where `silver_sentences` stores its result for these people and parameters."
     payload = json.dumps([[p.person_id, p.document, p.profile] for p in people] + [max_tokens, model, _CODE_KEY])
     key = hashlib.sha256(payload.encode()).hexdigest()[:16]
     return get_artifacts_dir(artifacts_dir) / "adversarial" / "pii_data" / f"silver-{key}.json"
 
 # %% ../../nbs/50_pii_data.ipynb #bcfb10f8
-def silver_sentences(people: Sequence[Person], max_tokens: int = 64, model: str = SPACY_MODEL,
-                     artifacts_dir=None, reuse: bool = True) -> list[TaggedSentence]:
+def silver_sentences(
+    people: Sequence[Person], max_tokens: int = 64, model: str = SPACY_MODEL, artifacts_dir=None, reuse: bool = True
+) -> list[TaggedSentence]:
     "Silver-tagged sentences of every person's document (cached on disk; bad records logged and skipped)."
     path = silver_cache_path(people, max_tokens, model, artifacts_dir)
-    cached = read_cache(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None  # unreadable: a warning, then re-tagged
+    cached = (
+        read_cache(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None
+    )  # unreadable: a warning, then re-tagged
     if cached is not None:
         return [TaggedSentence(**s) for s in cached]
     sentences = []
@@ -151,29 +201,52 @@ def silver_sentences(people: Sequence[Person], max_tokens: int = 64, model: str 
         try:
             sentences += tag_document(person.person_id, doc, silver_spans(doc, person.profile), max_tokens)
         except (ValueError, TypeError, AttributeError) as error:
-            logger.warning("silver_sentences: person %s skipped (%s: %s)", person.person_id, type(error).__name__, error)
+            logger.warning(
+                "silver_sentences: person %s skipped (%s: %s)", person.person_id, type(error).__name__, error
+            )
     with atomic_write(path, encoding="utf-8") as f:
         json.dump([asdict(s) for s in sentences], f)
     return sentences
 
 # %% ../../nbs/50_pii_data.ipynb #9248f0b8
-def annotated_sentences(documents: Sequence[tuple[str, str, Sequence[tuple[int, int, str]]]], # (doc_id, text, spans)
-                        max_tokens: int = 64, model: str = SPACY_MODEL) -> list[TaggedSentence]:
+def annotated_sentences(
+    documents: Sequence[tuple[str, str, Sequence[tuple[int, int, str]]]],  # (doc_id, text, spans)
+    max_tokens: int = 64,
+    model: str = SPACY_MODEL,
+) -> list[TaggedSentence]:
     "Tagged sentences of documents whose PII spans are given (e.g. gold annotations)."
     docs = load_spacy(model).pipe([text for _, text, _ in documents], batch_size=32)
     return [s for (doc_id, _, spans), doc in zip(documents, docs) for s in tag_document(doc_id, doc, spans, max_tokens)]
 
 # %% ../../nbs/50_pii_data.ipynb #eb2c8d3a
-def silver_splits(dataset_name: str, # a name known to `deid_nb.data.load_dataset`
-                  people: dict[str, int], # split -> how many of its people (the first n)
-                  max_tokens: int = 64, artifacts_dir=None) -> dict[str, list[TaggedSentence]]:
+def silver_splits(
+    dataset_name: str,  # a name known to `deid_nb.data.load_dataset`
+    people: dict[str, int],  # split -> how many of its people (the first n)
+    max_tokens: int = 64,
+    artifacts_dir=None,
+) -> dict[str, list[TaggedSentence]]:
     "Silver-tagged sentences of the first `n` people of each split."
     data = load_dataset(dataset_name)
-    return {split: silver_sentences(data.split(split)[:n], max_tokens, artifacts_dir=artifacts_dir) for split, n in people.items()}
+    return {
+        split: silver_sentences(data.split(split)[:n], max_tokens, artifacts_dir=artifacts_dir)
+        for split, n in people.items()
+    }
 
-def tab_gold_sentences(documents: Sequence[TabDocument] | None = None, # None: the 100 wiki_annotated biographies
-                       max_tokens: int = 64) -> list[TaggedSentence]:
+
+def tab_gold_sentences(
+    documents: Sequence[TabDocument] | None = None,  # None: the 100 wiki_annotated biographies
+    max_tokens: int = 64,
+) -> list[TaggedSentence]:
     "TAB documents as tagged sentences; PII = inside a DIRECT or QUASI mention of any annotator."
     documents = load_wiki_annotated() if documents is None else documents
-    return annotated_sentences([(d.doc_id, d.text, merge_spans([(m.start, m.end, m.entity_type) for m in d.mentions() if m.needs_masking], d.text))
-                                for d in documents], max_tokens)
+    return annotated_sentences(
+        [
+            (
+                d.doc_id,
+                d.text,
+                merge_spans([(m.start, m.end, m.entity_type) for m in d.mentions() if m.needs_masking], d.text),
+            )
+            for d in documents
+        ],
+        max_tokens,
+    )

@@ -18,9 +18,12 @@ from ..core import stopwords_english
 # %% ../../nbs/52_pseudonymise.ipynb #19124605
 def match_casing(word: str, like: str) -> str:
     "`word` in the casing of `like` (all upper, initial upper, or lower)."
-    if len(like) > 1 and like.isupper(): return word.upper()
-    if like[:1].isupper(): return word[:1].upper() + word[1:].lower()
+    if len(like) > 1 and like.isupper():
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:].lower()
     return word.lower()
+
 
 def random_number(token: str, rng: np.random.RandomState) -> str:
     "A random number with as many digits as `token` (no leading zero unless `token` has one)."
@@ -32,6 +35,7 @@ def random_number(token: str, rng: np.random.RandomState) -> str:
 # %% ../../nbs/52_pseudonymise.ipynb #4a432d34
 STOP_WORDS = frozenset(stopwords_english())
 
+
 def replaceable(token: str, tag: str, embeddings: WordEmbeddings, digits: bool = True) -> bool:
     "Whether the pseudonymiser moves this token."
     if tag == "O" or token.lower() in STOP_WORDS:
@@ -39,10 +43,13 @@ def replaceable(token: str, tag: str, embeddings: WordEmbeddings, digits: bool =
     return (digits and token.isdigit()) or (token.isalpha() and embeddings.known(token))
 
 # %% ../../nbs/52_pseudonymise.ipynb #3333a9f6
-def pseudonymise(sentences: Sequence[TaggedSentence], # tagged sentences (tags are kept)
-                 embeddings: WordEmbeddings, n: int, # each PII word moves to one of its n nearest neighbours (itself included)
-                 seed: int = 0, digits: bool = True, # digits: all-digit PII tokens become random numbers
-                ) -> list[TaggedSentence]:
+def pseudonymise(
+    sentences: Sequence[TaggedSentence],  # tagged sentences (tags are kept)
+    embeddings: WordEmbeddings,
+    n: int,  # each PII word moves to one of its n nearest neighbours (itself included)
+    seed: int = 0,
+    digits: bool = True,  # digits: all-digit PII tokens become random numbers
+) -> list[TaggedSentence]:
     "Copies of the sentences with every replaceable PII token moved to a random one of its `n` neighbours."
     rng = np.random.RandomState(seed)
     words = sorted({t for s in sentences for t, g in zip(s.tokens, s.tags) if replaceable(t, g, embeddings, False)})
@@ -53,8 +60,11 @@ def pseudonymise(sentences: Sequence[TaggedSentence], # tagged sentences (tags a
         for i, (token, tag) in enumerate(zip(tokens, sentence.tags)):
             if not replaceable(token, tag, embeddings, digits):
                 continue
-            tokens[i] = (random_number(token, rng) if token.isdigit()
-                         else match_casing(lists[token][rng.randint(len(lists[token]))], token))
+            tokens[i] = (
+                random_number(token, rng)
+                if token.isdigit()
+                else match_casing(lists[token][rng.randint(len(lists[token]))], token)
+            )
         moved.append(replace(sentence, tokens=tokens))
     return moved
 
@@ -65,5 +75,7 @@ def changed_fraction(original: Sequence[TaggedSentence], moved: Sequence[TaggedS
         raise ValueError(f"changed_fraction: {len(original)} original vs {len(moved)} moved sentences")
     pairs = [(a, b, g) for s, m in zip(original, moved) for a, b, g in zip(s.tokens, m.tokens, s.tags)]
     pii = [(a, b) for a, b, g in pairs if g != "O"]
-    return {"tokens": float(np.mean([a != b for a, b, _ in pairs])) if pairs else 0.0,
-            "pii_tokens": float(np.mean([a != b for a, b in pii])) if pii else 0.0}
+    return {
+        "tokens": float(np.mean([a != b for a, b, _ in pairs])) if pairs else 0.0,
+        "pii_tokens": float(np.mean([a != b for a, b in pii])) if pii else 0.0,
+    }

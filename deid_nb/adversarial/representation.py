@@ -28,7 +28,16 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 # %% ../../nbs/54_adversarial.ipynb #56a32cc0
 from .pii_data import TaggedSentence
 from .pseudonymise import replaceable
-from .tagger import TAGS, Batch, BiLSTMCRF, TaggerConfig, binary_scores, encode, make_batch, module_device
+from deid_nb.adversarial.tagger import (
+    TAGS,
+    Batch,
+    BiLSTMCRF,
+    TaggerConfig,
+    binary_scores,
+    encode,
+    make_batch,
+    module_device,
+)
 from .word_embeddings import WordEmbeddings
 from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, resolve_device
 
@@ -41,8 +50,10 @@ def _run_lstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
     packed = pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
     return pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=mask.shape[1])[0]
 
+
 class NoisyRepresentation(nn.Module):
     "R = normalise(N_out + W·BiLSTM(E + N_in)) with trainable per-dimension noise scales."
+
     def __init__(self, input_dim: int, dim: int = 50, hidden: int = 128, init_noise: float = 0.1):
         super().__init__()
         self.log_noise_in = nn.Parameter(torch.full((input_dim,), math.log(init_noise)))
@@ -59,6 +70,7 @@ class NoisyRepresentation(nn.Module):
 # %% ../../nbs/54_adversarial.ipynb #276c8085
 class SequenceAdversary(nn.Module):
     "A BiLSTM over per-token features, max-pooled over the tokens, to one output logit."
+
     def __init__(self, input_dim: int, hidden: int = 64):
         super().__init__()
         self.lstm, self.out = nn.LSTM(input_dim, hidden, batch_first=True, bidirectional=True), nn.Linear(2 * hidden, 1)
@@ -70,6 +82,7 @@ class SequenceAdversary(nn.Module):
 # %% ../../nbs/54_adversarial.ipynb #a70d5f07
 class PairAdversaries(nn.Module):
     "T1 on [E(x); R(y)] and T2 on [R(x); R(y); cos], logits averaged; y is x (same) or x′ (different)."
+
     def __init__(self, embedding_dim: int, dim: int, hidden: int = 64):
         super().__init__()
         self.embedding_adversary = SequenceAdversary(embedding_dim + dim, hidden)
@@ -84,23 +97,31 @@ class PairAdversaries(nn.Module):
 # %% ../../nbs/54_adversarial.ipynb #87bcc1f2
 class PairSampler:
     "Draws same / different pairs: x′ moves one PII word of x to one of its `n` nearest neighbours (not itself)."
+
     def __init__(self, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, n: int):
         if n < 2:
             raise ValueError(f"PairSampler: n must be at least 2 (a neighbour other than the word), got {n}")
         self.embeddings, self.n = embeddings, n
-        self.positions = [[i for i, (t, g) in enumerate(zip(s.tokens, s.tags)) if replaceable(t, g, embeddings, digits=False)]
-                          for s in sentences]
+        self.positions = [
+            [i for i, (t, g) in enumerate(zip(s.tokens, s.tags)) if replaceable(t, g, embeddings, digits=False)]
+            for s in sentences
+        ]
         words = sorted({sentences[k].tokens[i] for k, ps in enumerate(self.positions) for i in ps})
         self.neighbours = embeddings.neighbours_many(words, n) if words else {}
         self.tokens = [s.tokens for s in sentences]
 
-    def __repr__(self): return f"PairSampler(n={self.n}, {sum(map(bool, self.positions))}/{len(self.positions)} sentences with PII)"
+    def __repr__(self):
+        return f"PairSampler(n={self.n}, {sum(map(bool, self.positions))}/{len(self.positions)} sentences with PII)"
 
 # %% ../../nbs/54_adversarial.ipynb #a97e67cd
 @patch
-def other(self: PairSampler, index: int, # the sentence
-          vectors: np.ndarray, # its word vectors
-          same: bool, rng: np.random.RandomState) -> np.ndarray:
+def other(
+    self: PairSampler,
+    index: int,  # the sentence
+    vectors: np.ndarray,  # its word vectors
+    same: bool,
+    rng: np.random.RandomState,
+) -> np.ndarray:
     "The vectors of x (same) or of x′ with one PII word moved to a neighbour (different)."
     if same:
         return vectors
@@ -116,18 +137,21 @@ def other(self: PairSampler, index: int, # the sentence
 @dataclass(frozen=True)
 class AdversarialConfig:
     "Sizes and training budget of the adversarial model."
-    dim: int = 50 # representation size d
-    hidden: int = 128 # representation BiLSTM units per direction
+
+    dim: int = 50  # representation size d
+    hidden: int = 128  # representation BiLSTM units per direction
     adversary_hidden: int = 64
-    init_noise: float = 0.1 # initial standard deviation of both noise layers
-    n_neighbours: int = 100 # N: x′ moves one PII word to one of its N nearest neighbours
-    weight: float = 1.0 # λ in l_repr = l_deid + λ|l_adv − ln 2|
-    deid_per_token: bool = True # l_deid as CRF NLL per token (True) or per sentence (the CRF's own mean; ≈ 10× l_adv)
-    learning_rate: float = 0.002 # Nadam, representation and tagger
-    adversary_learning_rate: float = 0.01 # Nadam, adversaries (at 0.002 the raw-embedding control stayed at chance for 4 epochs)
+    init_noise: float = 0.1  # initial standard deviation of both noise layers
+    n_neighbours: int = 100  # N: x′ moves one PII word to one of its N nearest neighbours
+    weight: float = 1.0  # λ in l_repr = l_deid + λ|l_adv − ln 2|
+    deid_per_token: bool = True  # l_deid as CRF NLL per token (True) or per sentence (the CRF's own mean; ≈ 10× l_adv)
+    learning_rate: float = 0.002  # Nadam, representation and tagger
+    adversary_learning_rate: float = (
+        0.01  # Nadam, adversaries (at 0.002 the raw-embedding control stayed at chance for 4 epochs)
+    )
     clip_norm: float = 1.0
     batch_size: int = 32
-    max_epochs: int = 5 # per phase (P1, P2, P3 rounds; DANN epochs)
+    max_epochs: int = 5  # per phase (P1, P2, P3 rounds; DANN epochs)
     patience: int = 2
     tagger: TaggerConfig = TaggerConfig()
     seed: int = 0
@@ -135,6 +159,7 @@ class AdversarialConfig:
 # %% ../../nbs/54_adversarial.ipynb #b1111f3e
 class AdversarialModel(nn.Module):
     "Representation → tagger, and the pair adversaries."
+
     def __init__(self, input_dim: int, config: AdversarialConfig = AdversarialConfig()):
         super().__init__()
         self.config = config
@@ -146,29 +171,36 @@ class AdversarialModel(nn.Module):
 @dataclass
 class PairBatch:
     "A tagging batch plus the adversarial pairs of its rows."
-    batch: Batch
-    other: torch.Tensor # B x T x dim: vectors of y (x itself or x′)
-    same: torch.Tensor # B float labels: 1 = same sentence
-    paired: torch.Tensor # B bool: the row has a replaceable PII token and enters l_adv
 
-def pair_batches(encoded, sampler: PairSampler, batch_size: int, rng: np.random.RandomState, shuffle: bool = True, device="cpu"):
+    batch: Batch
+    other: torch.Tensor  # B x T x dim: vectors of y (x itself or x′)
+    same: torch.Tensor  # B float labels: 1 = same sentence
+    paired: torch.Tensor  # B bool: the row has a replaceable PII token and enters l_adv
+
+
+def pair_batches(
+    encoded, sampler: PairSampler, batch_size: int, rng: np.random.RandomState, shuffle: bool = True, device="cpu"
+):
     "Batches of sentences with a freshly drawn pair for every row (half same, half different)."
     order = rng.permutation(len(encoded)) if shuffle else np.arange(len(encoded))
     for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
+        rows = order[start : start + batch_size]
         batch = make_batch([encoded[i] for i in rows])
         paired = torch.tensor([bool(sampler.positions[i]) for i in rows])
         same = torch.tensor([not p or rng.rand() < 0.5 for i, p in zip(rows, paired.tolist())])
         other = torch.zeros_like(batch.inputs)
         for j, i in enumerate(rows):
-            other[j, :len(encoded[i][1])] = torch.from_numpy(sampler.other(i, encoded[i][0], bool(same[j]), rng))
+            other[j, : len(encoded[i][1])] = torch.from_numpy(sampler.other(i, encoded[i][0], bool(same[j]), rng))
         yield PairBatch(batch.to(device), other.to(device), same.float().to(device), paired.to(device))
 
 # %% ../../nbs/54_adversarial.ipynb #8d0f6e44
 LN2 = math.log(2)
 
+
 @patch
-def losses(self: AdversarialModel, pairs: PairBatch, reverse: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def losses(
+    self: AdversarialModel, pairs: PairBatch, reverse: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     "(l_deid, l_adv, adversary correct per paired row); `reverse` puts a gradient-reversal layer before the adversary."
     b = pairs.batch
     representation = self.representation(b.inputs, b.mask)
@@ -186,15 +218,27 @@ def losses(self: AdversarialModel, pairs: PairBatch, reverse: bool = False) -> t
     return deid, adv, (logits > 0) == pairs.same[rows].bool()
 
 # %% ../../nbs/54_adversarial.ipynb #6ee016b1
-PHASES = {"deid": ("representation", "tagger"), "adversary": ("adversary",), "tagger_adversary": ("tagger", "adversary"),
-          "representation": ("representation",), "dann": ("representation", "tagger", "adversary")}
+PHASES = {
+    "deid": ("representation", "tagger"),
+    "adversary": ("adversary",),
+    "tagger_adversary": ("tagger", "adversary"),
+    "representation": ("representation",),
+    "dann": ("representation", "tagger", "adversary"),
+}
+
 
 def phase_loss(model: AdversarialModel, pairs: PairBatch, phase: str) -> tuple[torch.Tensor, torch.Tensor]:
     "(the phase's loss, adversary correct per paired row)."
     deid, adv, correct = model.losses(pairs, reverse=phase == "dann")
-    loss = {"deid": deid, "adversary": adv, "tagger_adversary": deid + adv, "dann": deid + adv,
-            "representation": deid + model.config.weight * (adv - LN2).abs()}[phase]
+    loss = {
+        "deid": deid,
+        "adversary": adv,
+        "tagger_adversary": deid + adv,
+        "dann": deid + adv,
+        "representation": deid + model.config.weight * (adv - LN2).abs(),
+    }[phase]
     return loss, correct
+
 
 def make_optimisers(model: AdversarialModel) -> dict[str, torch.optim.Optimizer]:
     "One Nadam optimiser per module."
@@ -202,8 +246,9 @@ def make_optimisers(model: AdversarialModel) -> dict[str, torch.optim.Optimizer]
     return {name: torch.optim.NAdam(getattr(model, name).parameters(), lr=rate(name)) for name in PHASES["dann"]}
 
 # %% ../../nbs/54_adversarial.ipynb #b598a2f5
-def run_phase(model: AdversarialModel, encoded, sampler: PairSampler, phase: str, optimisers: dict,
-              rng: np.random.RandomState) -> float:
+def run_phase(
+    model: AdversarialModel, encoded, sampler: PairSampler, phase: str, optimisers: dict, rng: np.random.RandomState
+) -> float:
     "One training epoch of `phase`: only its modules are trained; returns the mean training loss."
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}; known: {sorted(PHASES)}")
@@ -215,7 +260,8 @@ def run_phase(model: AdversarialModel, encoded, sampler: PairSampler, phase: str
         loss, _ = phase_loss(model, pairs, phase)
         if not loss.requires_grad:
             continue
-        for name in PHASES[phase]: optimisers[name].zero_grad()
+        for name in PHASES[phase]:
+            optimisers[name].zero_grad()
         loss.backward()
         for name in PHASES[phase]:
             nn.utils.clip_grad_norm_(getattr(model, name).parameters(), model.config.clip_norm)
@@ -233,18 +279,26 @@ def validation_losses(model: AdversarialModel, encoded, sampler: PairSampler, se
     for pairs in pair_batches(encoded, sampler, 64, rng, shuffle=False, device=module_device(model)):
         deid, adv, right = model.losses(pairs)
         deids.append(deid.item())
-        if len(right): advs.append(adv.item()); correct += right.tolist()
+        if len(right):
+            advs.append(adv.item())
+            correct += right.tolist()
     deid, adv = float(np.mean(deids)), float(np.mean(advs)) if advs else LN2
-    return {"deid": deid, "adversary": adv, "representation": deid + model.config.weight * abs(adv - LN2),
-            "adversary_accuracy": float(np.mean(correct)) if correct else float("nan")}
+    return {
+        "deid": deid,
+        "adversary": adv,
+        "representation": deid + model.config.weight * abs(adv - LN2),
+        "adversary_accuracy": float(np.mean(correct)) if correct else float("nan"),
+    }
 
 # %% ../../nbs/54_adversarial.ipynb #f9e89000
 @dataclass
 class PairData:
     "Tagged sentences, their encodings and their pair sampler."
+
     sentences: list
     encoded: list
     sampler: PairSampler
+
 
 def pair_data(sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, n: int) -> PairData:
     "Encode the sentences and prepare their pairs with N = `n` neighbours."
@@ -270,13 +324,20 @@ def representation_tags(model: AdversarialModel, encoded, batch_size: int = 64) 
     model.eval()
     tags = []
     for start in range(0, len(encoded), batch_size):
-        b = make_batch(encoded[start:start + batch_size]).to(module_device(model))
-        tags += [[TAGS[i] for i in path] for path in model.tagger.decode(model.representation(b.inputs, b.mask), b.casing, b.mask)]
+        b = make_batch(encoded[start : start + batch_size]).to(module_device(model))
+        tags += [
+            [TAGS[i] for i in path]
+            for path in model.tagger.decode(model.representation(b.inputs, b.mask), b.casing, b.mask)
+        ]
     return tags
 
-def representation_scores(model: AdversarialModel, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings,
-                          seed: int = 0, # the representation's noise is drawn from this seed: the same model always scores the same
-                         ) -> dict[str, float]:
+
+def representation_scores(
+    model: AdversarialModel,
+    sentences: Sequence[TaggedSentence],
+    embeddings: WordEmbeddings,
+    seed: int = 0,  # the representation's noise is drawn from this seed: the same model always scores the same
+) -> dict[str, float]:
     "Binary token scores of tagging the sentences through the representation."
     with torch.random.fork_rng(devices=[]):  # the caller's random state is left as it was
         torch.manual_seed(seed)
@@ -286,20 +347,26 @@ def representation_scores(model: AdversarialModel, sentences: Sequence[TaggedSen
 def _validation_f1(model: AdversarialModel, validation: PairData) -> float:
     return binary_scores([s.tags for s in validation.sentences], representation_tags(model, validation.encoded))["f1"]
 
+
 def train_three_part(model: AdversarialModel, train: PairData, validation: PairData) -> dict:
     "Feutry et al.'s P1 / P2 / P3 schedule; returns per-phase histories and the representation state after P1."
     config, rng, optimisers = model.config, np.random.RandomState(model.config.seed), make_optimisers(model)
+
     def monitor(key):
         def measure():
             losses = validation_losses(model, validation.encoded, validation.sampler, config.seed)
             return {**losses, "loss": losses[key], "validation_f1": _validation_f1(model, validation)}
+
         return measure
+
     epoch = lambda phase: lambda: run_phase(model, train.encoded, train.sampler, phase, optimisers, rng)
     history = {"p1": _early_stopping(model, epoch("deid"), monitor("deid"), config.max_epochs, config.patience)}
     after_p1 = {k: v.clone() for k, v in model.representation.state_dict().items()}
     history["p2"] = _early_stopping(model, epoch("adversary"), monitor("adversary"), config.max_epochs, config.patience)
-    alternate = lambda: (run_phase(model, train.encoded, train.sampler, "tagger_adversary", optimisers, rng),
-                         run_phase(model, train.encoded, train.sampler, "representation", optimisers, rng))[1]
+    alternate = lambda: (
+        run_phase(model, train.encoded, train.sampler, "tagger_adversary", optimisers, rng),
+        run_phase(model, train.encoded, train.sampler, "representation", optimisers, rng),
+    )[1]
     history["p3"] = _early_stopping(model, alternate, monitor("representation"), config.max_epochs, config.patience)
     return {"history": history, "after_p1": after_p1}
 
@@ -307,36 +374,66 @@ def train_three_part(model: AdversarialModel, train: PairData, validation: PairD
 def train_dann(model: AdversarialModel, train: PairData, validation: PairData) -> dict:
     "Conjoint training on l_deid + l_adv with gradient reversal; early stopping on validation l_deid."
     config, rng, optimisers = model.config, np.random.RandomState(model.config.seed), make_optimisers(model)
+
     def monitor():
         losses = validation_losses(model, validation.encoded, validation.sampler, config.seed)
         return {**losses, "loss": losses["deid"], "validation_f1": _validation_f1(model, validation)}
+
     epoch = lambda: run_phase(model, train.encoded, train.sampler, "dann", optimisers, rng)
-    return {"history": {"dann": _early_stopping(model, epoch, monitor, config.max_epochs, config.patience)}, "after_p1": None}
+    return {
+        "history": {"dann": _early_stopping(model, epoch, monitor, config.max_epochs, config.patience)},
+        "after_p1": None,
+    }
 
 # %% ../../nbs/54_adversarial.ipynb #e100678d
 TRAINERS = {"three_part": train_three_part, "dann": train_dann}
+
 
 def _config_dict(config: AdversarialConfig) -> dict:
     return {**asdict(config), "tagger": asdict(config.tagger)}
 
 # %% ../../nbs/54_adversarial.ipynb #d353bbba
-def train_adversarial(train: Sequence[TaggedSentence], validation: Sequence[TaggedSentence], embeddings: WordEmbeddings,
-                      config: AdversarialConfig = AdversarialConfig(), method: str = "three_part",
-                      artifacts_dir=None, reuse: bool = True, device: str | None = None) -> tuple[AdversarialModel, dict]:
+def train_adversarial(
+    train: Sequence[TaggedSentence],
+    validation: Sequence[TaggedSentence],
+    embeddings: WordEmbeddings,
+    config: AdversarialConfig = AdversarialConfig(),
+    method: str = "three_part",
+    artifacts_dir=None,
+    reuse: bool = True,
+    device: str | None = None,
+) -> tuple[AdversarialModel, dict]:
     "Train (or load) the adversarial model; returns it and `{'history', 'after_p1'}`."
     if method not in TRAINERS:
         raise ValueError(f"unknown training method {method!r}; known: {sorted(TRAINERS)}")
-    payload = json.dumps([_config_dict(config), method, embeddings.name, [[(s.tokens, s.tags) for s in d] for d in (train, validation)]])
-    folder = get_artifacts_dir(artifacts_dir) / "adversarial" / "representation" / hashlib.sha256(payload.encode()).hexdigest()[:16]
+    payload = json.dumps(
+        [_config_dict(config), method, embeddings.name, [[(s.tokens, s.tags) for s in d] for d in (train, validation)]]
+    )
+    folder = (
+        get_artifacts_dir(artifacts_dir)
+        / "adversarial"
+        / "representation"
+        / hashlib.sha256(payload.encode()).hexdigest()[:16]
+    )
     torch.manual_seed(config.seed)
     model = AdversarialModel(embeddings.dim, config).to(resolve_device(device))  # None: the rule of `resolve_device`
-    state = read_cache(folder / "model.safetensors", load_file) if reuse else None  # unreadable: a warning, then retrained
+    state = (
+        read_cache(folder / "model.safetensors", load_file) if reuse else None
+    )  # unreadable: a warning, then retrained
     history = read_cache(folder / "history.json", lambda p: json.loads(p.read_text())) if state is not None else None
-    after = read_cache(folder / "after_p1.safetensors", load_file) if history is not None and method == "three_part" else None
-    if history is not None and (after is not None or method != "three_part"):  # three_part also saved the P1 representation
+    after = (
+        read_cache(folder / "after_p1.safetensors", load_file)
+        if history is not None and method == "three_part"
+        else None
+    )
+    if history is not None and (
+        after is not None or method != "three_part"
+    ):  # three_part also saved the P1 representation
         model.load_state_dict(state)
         return model.eval(), {"history": history, "after_p1": after}
-    result = TRAINERS[method](model, pair_data(train, embeddings, config.n_neighbours), pair_data(validation, embeddings, config.n_neighbours))
+    result = TRAINERS[method](
+        model, pair_data(train, embeddings, config.n_neighbours), pair_data(validation, embeddings, config.n_neighbours)
+    )
     for name, state in (("model", model.state_dict()), ("after_p1", result["after_p1"])):
         if state is not None:
             with atomic_path(folder / f"{name}.safetensors") as tmp:
@@ -351,7 +448,10 @@ def wilson_interval(correct: int, total: int, z: float = 1.96) -> tuple[float, f
     if total <= 0:
         raise ValueError("wilson_interval: no trials")
     p, denominator = correct / total, 1 + z * z / total
-    centre, half = (p + z * z / (2 * total)) / denominator, z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    centre, half = (
+        (p + z * z / (2 * total)) / denominator,
+        z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator,
+    )
     return max(0.0, centre - half), min(1.0, centre + half)
 
 # %% ../../nbs/54_adversarial.ipynb #fc687a6d
@@ -364,10 +464,13 @@ def _pair_views(representation: NoisyRepresentation | None, pairs: PairBatch):
     with torch.no_grad():
         return inputs, representation(inputs, mask), representation(other, mask), mask
 
+
 def _adversary_accuracy(adversary: PairAdversaries, representation, data: PairData, seed: int) -> tuple[int, int]:
     correct, total = 0, 0
     with torch.no_grad():
-        for pairs in pair_batches(data.encoded, data.sampler, 64, np.random.RandomState(seed), shuffle=False, device=module_device(adversary)):
+        for pairs in pair_batches(
+            data.encoded, data.sampler, 64, np.random.RandomState(seed), shuffle=False, device=module_device(adversary)
+        ):
             if pairs.paired.any():
                 inputs, mine, other, mask = _pair_views(representation, pairs)
                 correct += int(((adversary(inputs, mine, other, mask) > 0) == pairs.same[pairs.paired].bool()).sum())
@@ -375,26 +478,47 @@ def _adversary_accuracy(adversary: PairAdversaries, representation, data: PairDa
     return correct, total
 
 # %% ../../nbs/54_adversarial.ipynb #a3abf895
-def retrain_adversary(representation: NoisyRepresentation | None, # frozen; None = the raw embeddings (control)
-                      train: PairData, test: PairData, epochs: int = 10, # K epochs of a fresh adversary
-                      hidden: int = 64, learning_rate: float = 0.01, batch_size: int = 32, seed: int = 0, device: str | None = None,
-                      evaluate_last: int | None = None) -> dict: # measure only after the last epochs (None: all; the rest are None)
+def retrain_adversary(
+    representation: NoisyRepresentation | None,  # frozen; None = the raw embeddings (control)
+    train: PairData,
+    test: PairData,
+    epochs: int = 10,  # K epochs of a fresh adversary
+    hidden: int = 64,
+    learning_rate: float = 0.01,
+    batch_size: int = 32,
+    seed: int = 0,
+    device: str | None = None,
+    evaluate_last: int | None = None,
+) -> dict:  # measure only after the last epochs (None: all; the rest are None)
     "Held-out accuracy of a fresh pair adversary after each of `epochs` epochs on the frozen representation."
     torch.manual_seed(seed)
     embedding_dim = train.encoded[0][0].shape[1]
     dim = embedding_dim if representation is None else representation.project.out_features
     adversary, rng = PairAdversaries(embedding_dim, dim, hidden).to(resolve_device(device)), np.random.RandomState(seed)
     optimiser, accuracies = torch.optim.NAdam(adversary.parameters(), lr=learning_rate), []
-    if representation is not None: representation.to(module_device(adversary)).eval()
+    if representation is not None:
+        representation.to(module_device(adversary)).eval()
     measured = range(epochs - (evaluate_last or epochs), epochs)
     for epoch in range(epochs):
         adversary.train()
         for pairs in pair_batches(train.encoded, train.sampler, batch_size, rng, device=module_device(adversary)):
             if pairs.paired.any():
-                loss = F.binary_cross_entropy_with_logits(adversary(*_pair_views(representation, pairs)), pairs.same[pairs.paired])
-                optimiser.zero_grad(); loss.backward(); optimiser.step()
+                loss = F.binary_cross_entropy_with_logits(
+                    adversary(*_pair_views(representation, pairs)), pairs.same[pairs.paired]
+                )
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
         if epoch in measured:  # on a forked generator: the training is the same whichever epochs are measured
-            with torch.random.fork_rng(devices=[]): correct, total = _adversary_accuracy(adversary.eval(), representation, test, seed)
+            with torch.random.fork_rng(devices=[]):
+                correct, total = _adversary_accuracy(adversary.eval(), representation, test, seed)
         accuracies.append(correct / total if epoch in measured else None)
     low, high = wilson_interval(correct, total)
-    return {"accuracy": accuracies[-1], "ci_low": low, "ci_high": high, "pairs": total, "epochs": epochs, "per_epoch": accuracies}
+    return {
+        "accuracy": accuracies[-1],
+        "ci_low": low,
+        "ci_high": high,
+        "pairs": total,
+        "epochs": epochs,
+        "per_epoch": accuracies,
+    }

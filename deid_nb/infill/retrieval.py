@@ -26,19 +26,24 @@ __all__ = ['ANON', 'SparseRetriever', 'chunk_text', 'span_query', 'DenseReranker
 # %% ../../nbs/41_retrieval.ipynb #2b0c70ea
 class SparseRetriever(BM25Reidentifier):
     "BM25 over a knowledge base's passages (the package's BM25 with rank_bm25's defaults); `top_documents` ranks inside a level."
+
     def __init__(self, knowledge_base: KnowledgeBase, k1: float = 1.5, b: float = 0.75):
         if not len(knowledge_base):  # BM25's average passage length would divide by zero
-            raise ValueError("knowledge base: no passages to retrieve from (build it from a source, or with n_cities > 0)")
+            raise ValueError(
+                "knowledge base: no passages to retrieve from (build it from a source, or with n_cities > 0)"
+            )
         self.name, self.k1, self.b, self.pair_distance, self.k3 = "sparse", k1, b, 0, None
         Reidentifier.__init__(self, [p.passage_id for p in knowledge_base.passages])
         self.bm25 = BM25Okapi([bm25_tokens(p.text) or ["\x00"] for p in knowledge_base.passages], k1=k1, b=b)
         self.vocabulary = {t: i for i, t in enumerate(self.bm25.idf)}
         self.weights = self._weight_matrix()
 
-    def top_documents(self, texts: Sequence[str], # masked texts (mask tokens are not terms)
-                      allowed: Sequence[np.ndarray], # one boolean level mask per text (KnowledgeBase.allowed)
-                      n: int = 10, # documents kept
-                     ) -> list[list[int]]:
+    def top_documents(
+        self,
+        texts: Sequence[str],  # masked texts (mask tokens are not terms)
+        allowed: Sequence[np.ndarray],  # one boolean level mask per text (KnowledgeBase.allowed)
+        n: int = 10,  # documents kept
+    ) -> list[list[int]]:
         "Indices of the `n` best allowed passages for each text, best first (ties by index)."
         scores = self.score(list(texts))
         found = []
@@ -49,9 +54,11 @@ class SparseRetriever(BM25Reidentifier):
         return found
 
 # %% ../../nbs/41_retrieval.ipynb #a715f452
-def chunk_text(text: str, size: int = 600, # target characters per chunk
-               overlap: int = 150, # characters shared by consecutive chunks
-              ) -> list[str]:
+def chunk_text(
+    text: str,
+    size: int = 600,  # target characters per chunk
+    overlap: int = 150,  # characters shared by consecutive chunks
+) -> list[str]:
     "Overlapping substrings of `text` of about `size` characters, cut at whitespace."
     if not 0 <= overlap < size:
         raise ValueError(f"chunk overlap must lie in [0, size), got overlap={overlap}, size={size}")
@@ -61,7 +68,7 @@ def chunk_text(text: str, size: int = 600, # target characters per chunk
         last = first
         while last + 1 < len(spans) and spans[last + 1][1] - spans[first][0] <= size:
             last += 1
-        chunks.append(text[spans[first][0]:spans[last][1]])
+        chunks.append(text[spans[first][0] : spans[last][1]])
         if last + 1 >= len(spans):
             break
         nxt = last + 1
@@ -73,11 +80,15 @@ def chunk_text(text: str, size: int = 600, # target characters per chunk
 # %% ../../nbs/41_retrieval.ipynb #0d636678
 ANON = "[ANON]"
 
-def span_query(text: str, start: int, end: int, # the masked span's characters in `text`
-               window: int = 300, # characters of context on each side (about 128 tokens together)
-              ) -> str:
+
+def span_query(
+    text: str,
+    start: int,
+    end: int,  # the masked span's characters in `text`
+    window: int = 300,  # characters of context on each side (about 128 tokens together)
+) -> str:
     "The local context of a masked span with the span (and any other mask) written `[ANON]`."
-    left, right = text[max(0, start - window):start], text[end:end + window]
+    left, right = text[max(0, start - window) : start], text[end : end + window]
     return normalise_masks(f"{left}{ANON}{right}", ANON)
 
 # %% ../../nbs/41_retrieval.ipynb #4cc9350b
@@ -87,8 +98,11 @@ def _encoder_key(path: str) -> str:
     if folder.is_dir():
         for f in sorted(folder.rglob("*")):
             if f.is_file() and f.suffix in (".json", ".txt", ".safetensors", ".bin"):
-                digest.update(f.name.encode() + (f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode()))
+                digest.update(
+                    f.name.encode() + (f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode())
+                )
     return digest.hexdigest()[:12]
+
 
 def _read_chunk_embeddings(path: Path) -> dict[str, np.ndarray]:
     "{text hash: embedding} from a chunk-embedding cache file."
@@ -98,22 +112,31 @@ def _read_chunk_embeddings(path: Path) -> dict[str, np.ndarray]:
 # %% ../../nbs/41_retrieval.ipynb #4ebeb5a7
 class DenseReranker:
     "A zero-shot sentence-transformers bi-encoder that ranks chunks for a span query; chunk embeddings cached by text hash."
-    def __init__(self, model: str = "minilm", # "minilm" (packaged) or any sentence-transformers name/folder
-                 cache_dir: str | Path | None = None, # default: <artifacts>/infill/chunk_embeddings
-                 batch_size: int = 32, device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
-                ):
+
+    def __init__(
+        self,
+        model: str = "minilm",  # "minilm" (packaged) or any sentence-transformers name/folder
+        cache_dir: str | Path | None = None,  # default: <artifacts>/infill/chunk_embeddings
+        batch_size: int = 32,
+        device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
+    ):
         path = resolve_encoder(model)
         self.model, self.batch_size = model, batch_size
         self.encoder = SentenceTransformer(path, device=str(resolve_device(device)))
-        self.cache_path = Path(cache_dir or get_artifacts_dir() / "infill" / "chunk_embeddings") / f"{_encoder_key(path)}.npz"
+        self.cache_path = (
+            Path(cache_dir or get_artifacts_dir() / "infill" / "chunk_embeddings") / f"{_encoder_key(path)}.npz"
+        )
         self.queries, self.encoded = {}, 0  # queries: span-query embeddings, this process only (never saved)
         self.cache = read_cache(self.cache_path, _read_chunk_embeddings) or {}  # unreadable: a warning, then rebuilt
         self._saved = len(self.cache)
 
-    def __repr__(self): return f"DenseReranker(model={self.model!r}, cached={len(self.cache)})"
+    def __repr__(self):
+        return f"DenseReranker(model={self.model!r}, cached={len(self.cache)})"
 
 # %% ../../nbs/41_retrieval.ipynb #575bc976
-def _text_hash(text: str) -> str: return hashlib.sha1(text.encode("utf-8")).hexdigest()
+def _text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
 
 @patch
 def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -> np.ndarray:
@@ -123,15 +146,22 @@ def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -
     keys = [_text_hash(t) for t in texts]
     missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if not cache or k not in self.cache))
     if missing:
-        vectors = self.encoder.encode(missing, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        vectors = self.encoder.encode(
+            missing, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
         self.encoded += len(missing)
         if not cache:
             fresh = dict(zip(missing, vectors))
             rows = np.stack([fresh[t] for t in texts]) if texts else np.zeros((0, vectors.shape[1]), np.float32)
             return rows[0] if single else rows
         self.cache.update(zip(map(_text_hash, missing), vectors.astype(np.float32)))
-    rows = np.stack([self.cache[k] for k in keys]) if keys else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
+    rows = (
+        np.stack([self.cache[k] for k in keys])
+        if keys
+        else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
+    )
     return rows[0] if single else rows
+
 
 @patch
 def embed_queries(self: DenseReranker, texts: Sequence[str]) -> np.ndarray:
@@ -139,17 +169,30 @@ def embed_queries(self: DenseReranker, texts: Sequence[str]) -> np.ndarray:
     missing = [t for t in dict.fromkeys(texts) if _text_hash(t) not in self.queries]
     if missing:
         self.queries.update(zip(map(_text_hash, missing), self.embed(missing, cache=False)))
-    return np.stack([self.queries[_text_hash(t)] for t in texts]) if len(texts) else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
+    return (
+        np.stack([self.queries[_text_hash(t)] for t in texts])
+        if len(texts)
+        else np.zeros((0, self.encoder.get_sentence_embedding_dimension()), np.float32)
+    )
 
 # %% ../../nbs/41_retrieval.ipynb #35f6a42a
 @patch
-def rank(self: DenseReranker, query: str | np.ndarray, chunks: Sequence[str], # a query text, or its embedding
-         cache_query: bool = False, # remember the query's embedding in memory, as `embed_queries` (when it recurs, e.g. across levels)
-        ) -> tuple[np.ndarray, np.ndarray]:
+def rank(
+    self: DenseReranker,
+    query: str | np.ndarray,
+    chunks: Sequence[str],  # a query text, or its embedding
+    cache_query: bool = False,  # remember the query's embedding in memory, as `embed_queries` (when it recurs, e.g. across levels)
+) -> tuple[np.ndarray, np.ndarray]:
     "(order, cosine scores): chunk indices best first (ties by index) and each chunk's score."
     if not chunks:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=np.float32)
-    vector = query if isinstance(query, np.ndarray) else self.embed_queries([query])[0] if cache_query else self.embed(query, cache=False)
+    vector = (
+        query
+        if isinstance(query, np.ndarray)
+        else self.embed_queries([query])[0]
+        if cache_query
+        else self.embed(query, cache=False)
+    )
     scores = self.embed(list(chunks)) @ vector
     return np.argsort(-scores, kind="stable"), scores
 
@@ -169,8 +212,15 @@ def save(self: DenseReranker) -> Path | None:
 # %% ../../nbs/41_retrieval.ipynb #5faf946f
 class Retriever:
     "BM25 over a knowledge base, then dense re-ranking of the chunks of the top `n_documents`."
-    def __init__(self, knowledge_base: KnowledgeBase, dense: DenseReranker | None, # None: chunks kept in BM25 order
-                 n_documents: int = 10, chunk_size: int = 600, chunk_overlap: int = 150):
+
+    def __init__(
+        self,
+        knowledge_base: KnowledgeBase,
+        dense: DenseReranker | None,  # None: chunks kept in BM25 order
+        n_documents: int = 10,
+        chunk_size: int = 600,
+        chunk_overlap: int = 150,
+    ):
         self.knowledge_base, self.dense, self.n_documents = knowledge_base, dense, n_documents
         self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
         self.sparse = SparseRetriever(knowledge_base)
@@ -187,16 +237,27 @@ class Retriever:
                 self._chunks[i] = chunk_text(self.knowledge_base.passages[i].text, self.chunk_size, self.chunk_overlap)
         return [(i, c) for i in documents for c in self._chunks[i]]
 
-    def passages(self, query: str | np.ndarray, documents: Sequence[int], k: int | None = None, cache_query: bool = False) -> list[tuple[int, str]]:
+    def passages(
+        self, query: str | np.ndarray, documents: Sequence[int], k: int | None = None, cache_query: bool = False
+    ) -> list[tuple[int, str]]:
         "The chunks of `documents` ranked for `query` (a text or its embedding; BM25 order without a dense model); the first `k`."
         chunks = self.chunks_of(documents)
-        order = self.dense.rank(query, [c for _, c in chunks], cache_query)[0] if self.dense is not None else range(len(chunks))
+        order = (
+            self.dense.rank(query, [c for _, c in chunks], cache_query)[0]
+            if self.dense is not None
+            else range(len(chunks))
+        )
         return [chunks[j] for j in order][:k]
 
-    def passages_for(self, queries: Sequence[str], documents: Sequence[Sequence[int]], k: int | None = None) -> list[list[tuple[int, str]]]:
+    def passages_for(
+        self, queries: Sequence[str], documents: Sequence[Sequence[int]], k: int | None = None
+    ) -> list[list[tuple[int, str]]]:
         "`passages` for many (query, documents) pairs, the queries encoded in one batch: one step of many documents at once."
-        dense = [i for i, d in enumerate(documents) if len(d)] if self.dense is not None else []  # no documents, nothing to rank
+        dense = (
+            [i for i, d in enumerate(documents) if len(d)] if self.dense is not None else []
+        )  # no documents, nothing to rank
         vectors = dict(zip(dense, self.dense.embed_queries([queries[i] for i in dense]))) if dense else {}
         return [self.passages(vectors.get(i, q), d, k) for i, (q, d) in enumerate(zip(queries, documents))]
 
-    def __repr__(self): return f"Retriever({len(self.knowledge_base)} passages, N={self.n_documents}, dense={self.dense!r})"
+    def __repr__(self):
+        return f"Retriever({len(self.knowledge_base)} passages, N={self.n_documents}, dense={self.dense!r})"

@@ -49,11 +49,14 @@ def check_writable(folder: str | Path, what: str = "output folder") -> Path:
 # %% ../../nbs/19c_batch.ipynb #7cc4864c
 OUTPUT_FORMATS = (".jsonl", ".csv", ".parquet")
 
+
 def check_output(path: str | Path, inputs=()) -> Path:
     "`path` if its extension is a format we can write, its folder is writable and it is none of `inputs`."
     path = Path(path)
     if path.suffix not in OUTPUT_FORMATS:
-        raise DataError(f"{path}: unknown output format {path.suffix or '(no extension)'!r}; use one of {', '.join(OUTPUT_FORMATS)}")
+        raise DataError(
+            f"{path}: unknown output format {path.suffix or '(no extension)'!r}; use one of {', '.join(OUTPUT_FORMATS)}"
+        )
     if path.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         raise DataError(f"{path}: writing .parquet needs pyarrow (pip install pyarrow), or write .jsonl / .csv")
     if any(path.resolve() == Path(i).resolve() for i in inputs):
@@ -71,8 +74,12 @@ def write_records(records: list[dict], path: str | Path) -> Path:
         with atomic_write(path, encoding="utf-8") as f:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         return path
-    frame = pd.DataFrame([{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in r.items()}
-                          for r in records])
+    frame = pd.DataFrame(
+        [
+            {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in r.items()}
+            for r in records
+        ]
+    )
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False) if path.suffix == ".csv" else frame.to_parquet(tmp, index=False)
     return path
@@ -80,17 +87,25 @@ def write_records(records: list[dict], path: str | Path) -> Path:
 # %% ../../nbs/19c_batch.ipynb #de4b0262
 INPUT_FORMATS = (".jsonl", ".csv", ".parquet")
 
+
 def is_shards(table: str | Path) -> bool:
     "Whether the command line's input names shards (a folder or a glob), not one table."
     return Path(table).is_dir() or any(c in str(table) for c in "*?[")
 
+
 def find_shards(pattern: str | Path) -> list[Path]:
     "The input shards, sorted: a folder's .jsonl / .csv / .parquet files, or a glob's matches; none, or an unreadable kind, is a `DataError`."
     folder = Path(pattern)
-    found = [p for p in folder.iterdir() if p.suffix in INPUT_FORMATS] if folder.is_dir() else map(Path, glob.glob(str(pattern)))
+    found = (
+        [p for p in folder.iterdir() if p.suffix in INPUT_FORMATS]
+        if folder.is_dir()
+        else map(Path, glob.glob(str(pattern)))
+    )
     shards = sorted(p for p in found if p.is_file())
     if not shards:
-        raise DataError(f"{pattern}: no shards there (a folder of {', '.join(INPUT_FORMATS)} files, or a glob that matches some)")
+        raise DataError(
+            f"{pattern}: no shards there (a folder of {', '.join(INPUT_FORMATS)} files, or a glob that matches some)"
+        )
     if odd := sorted({p.suffix or "(none)" for p in shards} - set(INPUT_FORMATS)):
         raise DataError(f"{pattern}: cannot read shards ending in {', '.join(odd)}; use {', '.join(INPUT_FORMATS)}")
     return shards
@@ -107,9 +122,16 @@ def _raw_records(path: Path) -> list[tuple[int, dict | str]]:
         header, found = next(reader, []), []
         for record in reader:
             if record:
-                found.append((reader.line_num, dict(zip(header, record)) if len(record) == len(header) else
-                              f"{len(record)} fields but the header has {len(header)}"))
+                found.append(
+                    (
+                        reader.line_num,
+                        dict(zip(header, record))
+                        if len(record) == len(header)
+                        else f"{len(record)} fields but the header has {len(header)}",
+                    )
+                )
     return found
+
 
 def _json_record(line: str) -> dict | str:
     try:
@@ -119,7 +141,9 @@ def _json_record(line: str) -> dict | str:
     return record if isinstance(record, dict) else f"a JSON {type(record).__name__}, not an object"
 
 # %% ../../nbs/19c_batch.ipynb #125fe564
-def shard_records(path: str | Path, id_column: str = "id", text_column: str = "document", pool=()) -> tuple[list[dict], list[dict]]:
+def shard_records(
+    path: str | Path, id_column: str = "id", text_column: str = "document", pool=()
+) -> tuple[list[dict], list[dict]]:
     "(usable {'line', 'id', 'text'}, skipped {'line', 'id', 'reason'}): each record of the shard is one or the other."
     usable, skipped, seen, pool = [], [], {}, set(pool)
     try:
@@ -129,9 +153,21 @@ def shard_records(path: str | Path, id_column: str = "id", text_column: str = "d
     for line, record in raw:
         pid = id_text(record.get(id_column)) if isinstance(record, dict) else None
         text = record.get(text_column) if isinstance(record, dict) else None
-        reason = (record if isinstance(record, str) else f"no {id_column!r}" if pid in (None, "") else
-                  f"{id_column!r} is not text" if not isinstance(pid, str) else f"no {text_column!r}" if not isinstance(text, str) or not text.strip()
-                  else "the id is not in the model's candidate pool" if pid not in pool else f"the id repeats line {seen[pid]}" if pid in seen else None)
+        reason = (
+            record
+            if isinstance(record, str)
+            else f"no {id_column!r}"
+            if pid in (None, "")
+            else f"{id_column!r} is not text"
+            if not isinstance(pid, str)
+            else f"no {text_column!r}"
+            if not isinstance(text, str) or not text.strip()
+            else "the id is not in the model's candidate pool"
+            if pid not in pool
+            else f"the id repeats line {seen[pid]}"
+            if pid in seen
+            else None
+        )
         if reason:
             skipped.append({"line": line, "id": pid if isinstance(pid, str) else None, "reason": reason})
         else:
@@ -140,23 +176,41 @@ def shard_records(path: str | Path, id_column: str = "id", text_column: str = "d
     return usable, skipped
 
 # %% ../../nbs/19c_batch.ipynb #5b3838f8
-SETTINGS = ("k", "placeholder", "search", "long_documents", "operator", "merge", "salt", "scope", "always_mask", "never_mask",
-            "shortlist")
+SETTINGS = (
+    "k",
+    "placeholder",
+    "search",
+    "long_documents",
+    "operator",
+    "merge",
+    "salt",
+    "scope",
+    "always_mask",
+    "never_mask",
+    "shortlist",
+)
 
 # %% ../../nbs/19c_batch.ipynb #bt0code1
 def batch_settings(model_dir: str | Path, given: dict | None = None) -> dict:
     "The model's saved settings with `given` on top; operators whose output would depend on the worker are refused."
     path = Path(model_dir) / "deidentifier.json"
     if not path.is_file():
-        raise FileNotFoundError(f"{model_dir}: no deidentifier.json (batch mode needs a saved de-identifier: Deidentifier.save_pretrained)")
+        raise FileNotFoundError(
+            f"{model_dir}: no deidentifier.json (batch mode needs a saved de-identifier: Deidentifier.save_pretrained)"
+        )
     saved = json.loads(path.read_text(encoding="utf-8"))
     settings = {k: v for k, v in {**saved, **(given or {})}.items() if k in SETTINGS}
     if settings.get("operator") == "hash" and not settings.get("salt"):
-        raise ValueError("batch mode: the hash operator needs a fixed salt (--salt, or a model saved with one); "
-                         "a random salt per worker would make the output depend on where a shard ran")
+        raise ValueError(
+            "batch mode: the hash operator needs a fixed salt (--salt, or a model saved with one); "
+            "a random salt per worker would make the output depend on where a shard ran"
+        )
     if settings.get("operator") == "pseudonym" and settings.get("scope") == "corpus":
-        raise ValueError("batch mode: corpus-wide pseudonyms would depend on which shards a worker saw first; use --scope document")
+        raise ValueError(
+            "batch mode: corpus-wide pseudonyms would depend on which shards a worker saw first; use --scope document"
+        )
     return settings
+
 
 def _shown(settings: dict) -> dict:
     "The settings as the manifest records them: the salt by its SHA-256 only."
@@ -166,8 +220,10 @@ def _shown(settings: dict) -> dict:
 # %% ../../nbs/19c_batch.ipynb #64b15ade
 class ShardWorker:
     "Loads a saved de-identifier once (with `settings`) and de-identifies whole shards: the unit every engine runs."
-    def __init__(self, model_dir: str | Path, settings: dict,
-                 threads: int | None = None): # torch threads for this worker (None: leave as is)
+
+    def __init__(
+        self, model_dir: str | Path, settings: dict, threads: int | None = None
+    ):  # torch threads for this worker (None: leave as is)
         if threads:
             torch.set_num_threads(threads)
         saved = Deidentifier.from_pretrained(model_dir)
@@ -178,7 +234,8 @@ class ShardWorker:
         "Ray Data's entry point: a batch of JSON tasks in, their JSON manifest entries out."
         return {"entry": [json.dumps(self.run(json.loads(task))) for task in batch["task"]]}
 
-    def __repr__(self): return f"ShardWorker({self.deidentifier!r})"
+    def __repr__(self):
+        return f"ShardWorker({self.deidentifier!r})"
 
 # %% ../../nbs/19c_batch.ipynb #17637a65
 def _skipped_file(skipped: list[dict], path: Path) -> str | None:
@@ -196,19 +253,35 @@ def run(self: ShardWorker, task: dict) -> dict:
     "De-identify the shard `task` names into its output (and side file); its manifest entry, or one with an `error`."
     entry = {k: task[k] for k in ("name", "input", "input_sha256", "output", "model_fingerprint", "settings")}
     try:
-        usable, skipped = shard_records(task["input"], task["id_column"], task["text_column"], self.deidentifier.reidentifier.candidate_ids)
+        usable, skipped = shard_records(
+            task["input"], task["id_column"], task["text_column"], self.deidentifier.reidentifier.candidate_ids
+        )
     except (DataError, OSError, ValueError) as error:
         return {**entry, "error": " ".join(str(error).split())}
     redactions = self.deidentifier.transform([r["text"] for r in usable], [r["id"] for r in usable], progress=False)
     read, done = len(usable) + len(skipped), {r.person_id for r in redactions}
-    skipped += [{"line": r["line"], "id": r["id"], "reason": "the search could not use it (see the log)"} for r in usable if r["id"] not in done]
+    skipped += [
+        {"line": r["line"], "id": r["id"], "reason": "the search could not use it (see the log)"}
+        for r in usable
+        if r["id"] not in done
+    ]
     output = write_records([r.to_dict() for r in redactions], Path(task["output_dir"]) / task["output"])
-    side = _skipped_file(sorted(skipped, key=lambda s: s["line"]), Path(task["output_dir"]) / f"{Path(task['name']).stem}.skipped.jsonl")
-    return {**entry, "output_sha256": sha256_of(output), "skipped_file": side, "read": read,
-            "written": len(redactions), "skipped": len(skipped), "uncertified": sum(not r.certificate.goal_met for r in redactions)}
+    side = _skipped_file(
+        sorted(skipped, key=lambda s: s["line"]), Path(task["output_dir"]) / f"{Path(task['name']).stem}.skipped.jsonl"
+    )
+    return {
+        **entry,
+        "output_sha256": sha256_of(output),
+        "skipped_file": side,
+        "read": read,
+        "written": len(redactions),
+        "skipped": len(skipped),
+        "uncertified": sum(not r.certificate.goal_met for r in redactions),
+    }
 
 # %% ../../nbs/19c_batch.ipynb #366d6dd5
 MANIFEST = "manifest.json"
+
 
 def folder_fingerprint(directory: str | Path) -> str:
     "SHA-256 over a folder's files (relative path and SHA-256 of each, sorted): identifies the saved model a run used."
@@ -238,39 +311,73 @@ def write_manifest(manifest: dict, output_dir: str | Path) -> Path:
         f.write(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     return Path(output_dir) / MANIFEST
 
+
 def is_finished(entry: dict | None, task: dict, output_dir: str | Path) -> bool:
     "Whether `entry` records `task` done: same input, output, model and settings; the output (and side file) on disk, the output's SHA-256 as recorded."
-    if not entry or "error" in entry or any(entry.get(k) != task[k] for k in ("input_sha256", "output", "model_fingerprint", "settings")):
+    if (
+        not entry
+        or "error" in entry
+        or any(entry.get(k) != task[k] for k in ("input_sha256", "output", "model_fingerprint", "settings"))
+    ):
         return False
     output, side = Path(output_dir) / task["output"], entry.get("skipped_file")
-    return output.is_file() and sha256_of(output) == entry.get("output_sha256") and (not side or (Path(output_dir) / side).is_file())
+    return (
+        output.is_file()
+        and sha256_of(output) == entry.get("output_sha256")
+        and (not side or (Path(output_dir) / side).is_file())
+    )
 
 # %% ../../nbs/19c_batch.ipynb #1815c462
-def plan_shards(shards, model_dir: str | Path, output_dir: str | Path, settings: dict | None = None, id_column: str = "id",
-                text_column: str = "document", output_format: str | None = None) -> list[dict]:
+def plan_shards(
+    shards,
+    model_dir: str | Path,
+    output_dir: str | Path,
+    settings: dict | None = None,
+    id_column: str = "id",
+    text_column: str = "document",
+    output_format: str | None = None,
+) -> list[dict]:
     "One task per shard, every path and setting checked and nothing loaded: input SHA-256, output name, model fingerprint, settings."
     output_dir, shards = Path(output_dir), [Path(s) for s in shards]
     if output_dir.exists() and not output_dir.is_dir():
         raise DataError(f"output folder {output_dir}: is a file")
     check_writable(output_dir)
-    recorded = json.loads(json.dumps({**_shown(batch_settings(model_dir, settings)), "id_column": id_column, "text_column": text_column}))
+    recorded = json.loads(
+        json.dumps({**_shown(batch_settings(model_dir, settings)), "id_column": id_column, "text_column": text_column})
+    )
     outputs = [s.stem + (output_format or s.suffix) for s in shards]
     if len({s.name for s in shards}) < len(shards) or len(set(outputs)) < len(shards):
         raise DataError("two shards would write the same output (same file name); give each shard its own name")
     for output in outputs:
         check_output(output_dir / output, inputs=shards)
     fingerprint = folder_fingerprint(model_dir)
-    return [dict(name=s.name, input=str(s.resolve()), input_sha256=sha256_of(s), output=o, output_dir=str(output_dir.resolve()),
-                 id_column=id_column, text_column=text_column, model_fingerprint=fingerprint, settings=recorded) for s, o in zip(shards, outputs)]
+    return [
+        dict(
+            name=s.name,
+            input=str(s.resolve()),
+            input_sha256=sha256_of(s),
+            output=o,
+            output_dir=str(output_dir.resolve()),
+            id_column=id_column,
+            text_column=text_column,
+            model_fingerprint=fingerprint,
+            settings=recorded,
+        )
+        for s, o in zip(shards, outputs)
+    ]
 
 # %% ../../nbs/19c_batch.ipynb #98eea26a
 _WORKER: ShardWorker | None = None  # the local engine's worker, one per process
+
 
 def _start_worker(model_dir: str, settings: dict, threads: int):
     global _WORKER
     _WORKER = ShardWorker(model_dir, settings, threads)
 
-def _run_task(task: dict) -> dict: return _WORKER.run(task)
+
+def _run_task(task: dict) -> dict:
+    return _WORKER.run(task)
+
 
 def local_engine(tasks: list[dict], model_dir: str | Path, settings: dict, workers: int = 1):
     "Yield each task's manifest entry as it finishes: one worker in this process, or a pool of `workers` processes (the model loaded once in each)."
@@ -278,8 +385,12 @@ def local_engine(tasks: list[dict], model_dir: str | Path, settings: dict, worke
         yield from map(ShardWorker(model_dir, settings).run, tasks)
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_start_worker,
-                             initargs=(str(model_dir), settings, max(1, cpu_threads() // workers))) as pool:
+    with ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_start_worker,
+        initargs=(str(model_dir), settings, max(1, cpu_threads() // workers)),
+    ) as pool:
         yield from (future.result() for future in as_completed([pool.submit(_run_task, task) for task in tasks]))
 
 # %% ../../nbs/19c_batch.ipynb #3702eea5
@@ -287,11 +398,14 @@ def ray_engine(tasks: list[dict], model_dir: str | Path, settings: dict, workers
     "Yield each task's manifest entry: Ray Data maps the shards over `workers` actors, each loading the model once (`ShardWorker`)."
     ray_data = importlib.import_module("ray.data")
     shards = ray_data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))
-    entries = shards.map_batches(ShardWorker, fn_constructor_args=(str(model_dir), settings, 1), batch_size=1, concurrency=workers,
-                                 num_cpus=1)
+    entries = shards.map_batches(
+        ShardWorker, fn_constructor_args=(str(model_dir), settings, 1), batch_size=1, concurrency=workers, num_cpus=1
+    )
     yield from (json.loads(row["entry"]) for row in entries.iter_rows())
 
+
 ENGINES = {"local": local_engine, "ray": ray_engine}
+
 
 def check_engine(engine: str, workers: int):
     "A `ValueError` for an unknown engine or a worker count below 1; an `ImportError` if the engine's package is missing."
@@ -303,13 +417,17 @@ def check_engine(engine: str, workers: int):
         raise ImportError("--engine ray needs Ray: pip install 'deid_nb[ray]'")
 
 # %% ../../nbs/19c_batch.ipynb #830ac3a8
-def deidentify_shards(shards, # input files (see `find_shards`)
-                      model_dir: str | Path, # a folder written by `Deidentifier.save_pretrained`
-                      output_dir: str | Path, # one output per shard, side files of skipped records, manifest.json
-                      engine: str = "local", workers: int = 1, # "local" (a process pool) or "ray"; processes or actors
-                      settings: dict | None = None, # settings over the saved ones (k, operator, salt, ...)
-                      id_column: str = "id", text_column: str = "document",
-                      output_format: str | None = None) -> dict: # ".jsonl", ".csv" or ".parquet" (None: each input's)
+def deidentify_shards(
+    shards,  # input files (see `find_shards`)
+    model_dir: str | Path,  # a folder written by `Deidentifier.save_pretrained`
+    output_dir: str | Path,  # one output per shard, side files of skipped records, manifest.json
+    engine: str = "local",
+    workers: int = 1,  # "local" (a process pool) or "ray"; processes or actors
+    settings: dict | None = None,  # settings over the saved ones (k, operator, salt, ...)
+    id_column: str = "id",
+    text_column: str = "document",
+    output_format: str | None = None,
+) -> dict:  # ".jsonl", ".csv" or ".parquet" (None: each input's)
     "De-identify each shard into `output_dir` with a saved de-identifier, skipping finished ones; the manifest as written."
     check_engine(engine, workers)
     tasks = plan_shards(shards, model_dir, output_dir, settings, id_column, text_column, output_format)

@@ -25,6 +25,7 @@ def text_sha256(text: str) -> str:
     "Hex SHA-256 of the UTF-8 text: identifies the released string a certificate is about."
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+
 def pool_fingerprint(reidentifier: Reidentifier) -> str:
     "Hex SHA-256 of the candidate pool's ids, in order."
     return hashlib.sha256(json.dumps(list(reidentifier.candidate_ids)).encode("utf-8")).hexdigest()
@@ -66,6 +67,7 @@ def score_candidates(reidentifier: Reidentifier, texts: Sequence[str], candidate
 @dataclass
 class Certificate:
     "What the re-identifier says about one released text, with the K witnesses that let anyone check it."
+
     person_id: str
     k: int  # the goal: true profile's rank ≥ k
     rank: int  # true profile's rank for the released text (for long documents the worst of the text and its windows)
@@ -74,18 +76,24 @@ class Certificate:
     n_words: int = 0  # words of the original document
     windows: int = 1  # how many windows the document was cut into
     model_calls: int = 0  # documents scored, search and re-check
-    witnesses: list = field(default_factory=list)  # up to k candidate ids scoring at least as high as the person on the released text
+    witnesses: list = field(
+        default_factory=list
+    )  # up to k candidate ids scoring at least as high as the person on the released text
     witness_scores: list = field(default_factory=list)  # their scores
     true_score: float = float("nan")  # the person's score on the released text
     text_sha256: str = ""  # of the released text
     model_fingerprint: str = ""  # of the re-identifier (settings, weights, profile embeddings)
     pool_fingerprint: str = ""  # of the candidate pool (ids in order)
-    shortlist: int = 0  # candidates the search scored when it looked at part of the pool (0: all); `rank` is then counted among them
+    shortlist: int = (
+        0  # candidates the search scored when it looked at part of the pool (0: all); `rank` is then counted among them
+    )
 
     @property
-    def fraction_masked(self) -> float: return self.words_masked / max(self.n_words, 1)
+    def fraction_masked(self) -> float:
+        return self.words_masked / max(self.n_words, 1)
 
-    def to_dict(self) -> dict: return asdict(self)
+    def to_dict(self) -> dict:
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> Certificate:
@@ -102,22 +110,29 @@ def _witnesses(scores: np.ndarray, column: int, k: int) -> tuple[int, list[int]]
     others = np.delete(np.arange(len(scores)), column)
     return rank, [int(j) for j in others[np.argsort(-scores[others], kind="stable")][:k] if scores[j] >= scores[column]]
 
+
 def _confirmed(texts: Sequence[str], named: list[list[str]], reidentifier: Reidentifier) -> list[list[float]]:
     "Each text's scores for its named candidates (the person first), by the whole re-identifier, every text in one batch."
     union = sorted({name for names in named for name in names})
-    at, block = {name: i for i, name in enumerate(union)}, score_candidates(reidentifier, texts, union).astype(np.float64)
+    at, block = (
+        {name: i for i, name in enumerate(union)},
+        score_candidates(reidentifier, texts, union).astype(np.float64),
+    )
     return [[float(block[i, at[name]]) for name in names] for i, names in enumerate(named)]
 
 # %% ../../nbs/15b_certificate.ipynb #ce0code1
-def certify_many(texts: Sequence[str], # the released texts
-                 person_ids: Sequence[str], # the person each describes
-                 reidentifier: Reidentifier,
-                 k: int, # the goal
-                 rows: Sequence[np.ndarray] | None = None, # each text's scores against the whole pool or `candidates` (None: scored here)
-                 candidates: Sequence[str] | None = None, # the ids `rows` are for, when the search scored part of the pool
-                 fingerprint: str | None = None, pool: str | None = None, # the model's and pool's fingerprints, when computed
-                 measured: Sequence[dict] | None = None, # per text: words_masked, n_words, windows, model_calls; `rank` when lower
-                ) -> list[Certificate]:
+def certify_many(
+    texts: Sequence[str],  # the released texts
+    person_ids: Sequence[str],  # the person each describes
+    reidentifier: Reidentifier,
+    k: int,  # the goal
+    rows: Sequence[np.ndarray]
+    | None = None,  # each text's scores against the whole pool or `candidates` (None: scored here)
+    candidates: Sequence[str] | None = None,  # the ids `rows` are for, when the search scored part of the pool
+    fingerprint: str | None = None,
+    pool: str | None = None,  # the model's and pool's fingerprints, when computed
+    measured: Sequence[dict] | None = None,  # per text: words_masked, n_words, windows, model_calls; `rank` when lower
+) -> list[Certificate]:
     "The certificate of each text; on part of the pool, the whole re-identifier scores every person and witness in one batch."
     if candidates is not None and rows is None:
         raise ValueError("certify: give the texts' scores against `candidates`")
@@ -126,28 +141,62 @@ def certify_many(texts: Sequence[str], # the released texts
     rows = [np.asarray(r, dtype=np.float64) for r in (reidentifier.score(list(texts)) if rows is None else rows)]
     found = [_witnesses(row, column[pid], k) for row, pid in zip(rows, person_ids)]
     named = [[pid, *[ids[j] for j in chosen]] for pid, (_, chosen) in zip(person_ids, found)]
-    scores = ([[float(row[column[n]]) for n in names] for row, names in zip(rows, named)] if candidates is None
-              else _confirmed(texts, named, reidentifier))  # part of the pool: the whole model's own K + 1 scores
+    scores = (
+        [[float(row[column[n]]) for n in names] for row, names in zip(rows, named)]
+        if candidates is None
+        else _confirmed(texts, named, reidentifier)
+    )  # part of the pool: the whole model's own K + 1 scores
     fingerprint, pool = fingerprint or model_fingerprint(reidentifier), pool or pool_fingerprint(reidentifier)
-    return [_certificate(*args, k, fingerprint, pool, candidates is not None and len(ids), dict(m))
-            for *args, m in zip(texts, named, scores, [rank for rank, _ in found], measured or [{}] * len(rows))]
+    return [
+        _certificate(*args, k, fingerprint, pool, candidates is not None and len(ids), dict(m))
+        for *args, m in zip(texts, named, scores, [rank for rank, _ in found], measured or [{}] * len(rows))
+    ]
 
 # %% ../../nbs/15b_certificate.ipynb #ce0code3
-def _certificate(text: str, named: list[str], scores: list[float], rank: int, k: int, fingerprint: str, pool: str,
-                 shortlist: int, measured: dict) -> Certificate:
+def _certificate(
+    text: str,
+    named: list[str],
+    scores: list[float],
+    rank: int,
+    k: int,
+    fingerprint: str,
+    pool: str,
+    shortlist: int,
+    measured: dict,
+) -> Certificate:
     "The certificate from the person's score (first) and its candidates': those scoring at least as high are the witnesses."
     witnesses = [(name, score) for name, score in zip(named[1:], scores[1:]) if score >= scores[0]]
     if len(witnesses) < len(named) - 1:  # a witness of part of the pool that the whole model does not confirm
         rank = len(witnesses)
     rank = min(rank, measured.pop("rank", rank))
-    return Certificate(named[0], k, rank, rank >= k, witnesses=[w for w, _ in witnesses], witness_scores=[s for _, s in witnesses],
-                       true_score=scores[0], text_sha256=text_sha256(text), model_fingerprint=fingerprint, pool_fingerprint=pool,
-                       shortlist=int(shortlist), **measured)
+    return Certificate(
+        named[0],
+        k,
+        rank,
+        rank >= k,
+        witnesses=[w for w, _ in witnesses],
+        witness_scores=[s for _, s in witnesses],
+        true_score=scores[0],
+        text_sha256=text_sha256(text),
+        model_fingerprint=fingerprint,
+        pool_fingerprint=pool,
+        shortlist=int(shortlist),
+        **measured,
+    )
 
-def certify(text: str, person_id: str, reidentifier: Reidentifier, k: int,
-            scores: np.ndarray | None = None, # the text's scores against the whole pool, or against `candidates` (None: scored here)
-            fingerprint: str | None = None, candidates: Sequence[str] | None = None, pool: str | None = None,
-            **measured) -> Certificate: # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
+
+def certify(
+    text: str,
+    person_id: str,
+    reidentifier: Reidentifier,
+    k: int,
+    scores: np.ndarray
+    | None = None,  # the text's scores against the whole pool, or against `candidates` (None: scored here)
+    fingerprint: str | None = None,
+    candidates: Sequence[str] | None = None,
+    pool: str | None = None,
+    **measured,
+) -> Certificate:  # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
     "The certificate for one released `text`: its rank, and the k best candidates scoring at least as high as the person as witnesses."
     rows = None if scores is None else [scores]
     return certify_many([text], [person_id], reidentifier, k, rows, candidates, fingerprint, pool, [measured])[0]
@@ -156,16 +205,21 @@ def certify(text: str, person_id: str, reidentifier: Reidentifier, k: int,
 @dataclass
 class CertificateCheck:
     "The outcome of `verify_certificate`: `ok`, and each reason it is not."
+
     person_id: str
     ok: bool
     problems: list = field(default_factory=list)
 
-    def __bool__(self): return self.ok
+    def __bool__(self):
+        return self.ok
 
-    def __repr__(self): return f"CertificateCheck({self.person_id!r}, {'verified' if self.ok else '; '.join(self.problems)})"
+    def __repr__(self):
+        return f"CertificateCheck({self.person_id!r}, {'verified' if self.ok else '; '.join(self.problems)})"
 
 # %% ../../nbs/15b_certificate.ipynb #436ba83a
-def _claims(text: str, certificate: Certificate, reidentifier: Reidentifier, fingerprint: str | None, pool: str) -> list[str]:
+def _claims(
+    text: str, certificate: Certificate, reidentifier: Reidentifier, fingerprint: str | None, pool: str
+) -> list[str]:
     "What the certificate claims that the text and the model contradict, without scoring."
     problems, k, witnesses = [], certificate.k, list(certificate.witnesses)
     if not certificate.goal_met:
@@ -177,20 +231,23 @@ def _claims(text: str, certificate: Certificate, reidentifier: Reidentifier, fin
     if certificate.pool_fingerprint != pool:
         problems.append("the candidate pool is not the one certified (pool fingerprint differs)")
     if len(set(witnesses)) < k or certificate.person_id in witnesses:
-        problems.append(f"needs {k} distinct witnesses other than the person, has {len(set(witnesses) - {certificate.person_id})}")
+        problems.append(
+            f"needs {k} distinct witnesses other than the person, has {len(set(witnesses) - {certificate.person_id})}"
+        )
     if missing := [w for w in [certificate.person_id, *witnesses] if w not in reidentifier._column]:
         problems.append(f"not in the candidate pool: {missing[:3]}")
     return problems
 
 # %% ../../nbs/15b_certificate.ipynb #e1267ede
-def verify_certificate(text: str, # the released text, as handed out
-                       certificate: Certificate | dict,
-                       reidentifier: Reidentifier, # the model that certified it (same fingerprint)
-                       check_fingerprint: bool = True, # False: check the witnesses under another model of the same pool
-                       tolerance: float = 1e-3, # allowed difference between recorded and recomputed scores (relative to their size)
-                       fingerprint: str | None = None, # `model_fingerprint(reidentifier)`, when checking many certificates
-                       pool: str | None = None, # `pool_fingerprint(reidentifier)`, likewise
-                      ) -> CertificateCheck:
+def verify_certificate(
+    text: str,  # the released text, as handed out
+    certificate: Certificate | dict,
+    reidentifier: Reidentifier,  # the model that certified it (same fingerprint)
+    check_fingerprint: bool = True,  # False: check the witnesses under another model of the same pool
+    tolerance: float = 1e-3,  # allowed difference between recorded and recomputed scores (relative to their size)
+    fingerprint: str | None = None,  # `model_fingerprint(reidentifier)`, when checking many certificates
+    pool: str | None = None,  # `pool_fingerprint(reidentifier)`, likewise
+) -> CertificateCheck:
     "Check the certificate with K + 1 scores: each witness scores at least as high as the person on exactly this text."
     certificate = Certificate.from_dict(certificate) if isinstance(certificate, dict) else certificate
     fingerprint = (fingerprint or model_fingerprint(reidentifier)) if check_fingerprint else None
@@ -206,15 +263,24 @@ def verify_certificate(text: str, # the released text, as handed out
     return CertificateCheck(certificate.person_id, not problems, problems)
 
 # %% ../../nbs/15b_certificate.ipynb #18315dfb
-def audit_certificates(texts: Sequence[str], # the released texts, as handed out
-                       certificates: Sequence[Certificate | dict],
-                       reidentifier: Reidentifier, # the model that certified them
-                      ) -> dict[str, int]:
+def audit_certificates(
+    texts: Sequence[str],  # the released texts, as handed out
+    certificates: Sequence[Certificate | dict],
+    reidentifier: Reidentifier,  # the model that certified them
+) -> dict[str, int]:
     "{documents, certified, reidentified, verified}: certified texts re-scored afresh (re-identified: rank < K) and verified."
     certificates = [Certificate.from_dict(c) if isinstance(c, dict) else c for c in certificates]
     certified = [(text, c) for text, c in zip(texts, certificates) if c.goal_met]
-    ranks = reidentifier.ranks([text for text, _ in certified], [c.person_id for _, c in certified]) if certified else []
+    ranks = (
+        reidentifier.ranks([text for text, _ in certified], [c.person_id for _, c in certified]) if certified else []
+    )
     fingerprint, pool = model_fingerprint(reidentifier), pool_fingerprint(reidentifier)
-    verified = sum(verify_certificate(text, c, reidentifier, fingerprint=fingerprint, pool=pool).ok for text, c in certified)
-    return {"documents": len(certificates), "certified": len(certified), "reidentified": int(sum(r < c.k for r, (_, c) in zip(ranks, certified))),
-            "verified": int(verified)}
+    verified = sum(
+        verify_certificate(text, c, reidentifier, fingerprint=fingerprint, pool=pool).ok for text, c in certified
+    )
+    return {
+        "documents": len(certificates),
+        "certified": len(certified),
+        "reidentified": int(sum(r < c.k for r, (_, c) in zip(ranks, certified))),
+        "verified": int(verified),
+    }

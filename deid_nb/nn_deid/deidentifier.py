@@ -18,8 +18,14 @@ from ..reidentifier import BM25Reidentifier, Reidentifier
 from .model import cached_profile_embeddings, load_model, save_model
 from .neural import NeuralReidentifier
 from .hybrid import HybridReidentifier
-from .registry import (DEFAULT_REIDENTIFIER, REIDENTIFIERS, ZERO_SHOT, HybridSpec, load_reidentifier,
-                                      zero_shot_reidentifier)
+from deid_nb.nn_deid.registry import (
+    DEFAULT_REIDENTIFIER,
+    REIDENTIFIERS,
+    ZERO_SHOT,
+    HybridSpec,
+    load_reidentifier,
+    zero_shot_reidentifier,
+)
 from .certificate import Certificate
 from .deidentify import deidentify
 from .operators import Operator, Span, apply_spans, masked_spans, released_spans
@@ -35,18 +41,24 @@ logger = get_logger("deid_nb.nn_deid.deidentifier")
 @dataclass
 class Redaction:
     "A de-identified document: the released text, the spans of the original it replaced, the certificate about the released text."
+
     person_id: str
     text: str
     spans: list[Span]
     certificate: Certificate
 
     def to_dict(self) -> dict:
-        return {"id": self.person_id, "text": self.text, "spans": [s.to_dict() for s in self.spans],
-                "certificate": self.certificate.to_dict()}
+        return {
+            "id": self.person_id,
+            "text": self.text,
+            "spans": [s.to_dict() for s in self.spans],
+            "certificate": self.certificate.to_dict(),
+        }
 
 # %% ../../nbs/19_deidentifier.ipynb #77bea1ac
 TRAINING_FREE = ("bm25", ZERO_SHOT)  # re-identifiers built without training
 MIN_VALIDATION = 5  # held-out people the hybrid's lexical weight is fitted on, at least
+
 
 def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, registry: dict | None = None):
     "Raise `DataError` (naming the table and the alternatives) if `reidentifier` cannot be built on `dataset` or K cannot be met."
@@ -54,26 +66,48 @@ def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, regis
     if reidentifier not in registry and reidentifier != ZERO_SHOT:
         raise KeyError(f"unknown re-identifier {reidentifier!r}; known: {sorted([*registry, ZERO_SHOT])}")
     if len(dataset) <= k:
-        raise DataError(f"{dataset.name}: {len(dataset)} people cannot hide anyone from the top k={k}; the pool needs more than k people")
+        raise DataError(
+            f"{dataset.name}: {len(dataset)} people cannot hide anyone from the top k={k}; the pool needs more than k people"
+        )
     spec, sizes = registry.get(reidentifier), {s: len(ids) for s, ids in dataset.splits.items()}
     if spec is None:  # bm25 and the zero-shot model train nothing
         return
     fitted = isinstance(spec, HybridSpec) and (spec.lexical_weight is None or spec.pair_distance is None)
     needs = {"train": 1, "validation": MIN_VALIDATION if fitted else 1}
     if short := {s: n for s, n in needs.items() if sizes.get(s, 0) < n}:
-        raise DataError(f"{dataset.name}: {reidentifier} needs {short} people in those splits but the table's {len(dataset)} people "
-                        f"split into {sizes}; use a larger table, or a re-identifier that needs no training: {TRAINING_FREE}")
+        raise DataError(
+            f"{dataset.name}: {reidentifier} needs {short} people in those splits but the table's {len(dataset)} people "
+            f"split into {sizes}; use a larger table, or a re-identifier that needs no training: {TRAINING_FREE}"
+        )
 
 # %% ../../nbs/19_deidentifier.ipynb #d200ebeb
-_SPEC_TYPES = {"kind": str, "name": str, "k1": (int, float), "b": (int, float), "pair_distance": int, "k3": (int, float, type(None)),
-               "lexical_weight": (int, float), "batch_size": int, "neural": dict}
+_SPEC_TYPES = {
+    "kind": str,
+    "name": str,
+    "k1": (int, float),
+    "b": (int, float),
+    "pair_distance": int,
+    "k3": (int, float, type(None)),
+    "lexical_weight": (int, float),
+    "batch_size": int,
+    "neural": dict,
+}
+
 
 def reidentifier_spec(reidentifier: Reidentifier) -> dict:
     "The JSON description of a BM25, neural or hybrid re-identifier (the neural weights are saved apart)."
     if isinstance(reidentifier, HybridReidentifier):
         r = reidentifier
-        return {"kind": "hybrid", "name": r.name, "lexical_weight": r.lexical_weight, "k1": r.k1, "b": r.b,
-                "pair_distance": r.pair_distance, "k3": r.k3, "neural": reidentifier_spec(r.neural)}
+        return {
+            "kind": "hybrid",
+            "name": r.name,
+            "lexical_weight": r.lexical_weight,
+            "k1": r.k1,
+            "b": r.b,
+            "pair_distance": r.pair_distance,
+            "k3": r.k3,
+            "neural": reidentifier_spec(r.neural),
+        }
     if isinstance(reidentifier, NeuralReidentifier):
         return {"kind": "neural", "name": reidentifier.name, "batch_size": reidentifier.batch_size}
     if type(reidentifier) is BM25Reidentifier:
@@ -85,8 +119,11 @@ def reidentifier_spec(reidentifier: Reidentifier) -> dict:
 def _checked(spec: dict, where: str) -> dict:
     bad = sorted(k for k, v in spec.items() if k not in _SPEC_TYPES or not isinstance(v, _SPEC_TYPES[k]))
     if bad or spec.get("kind") not in ("bm25", "neural", "hybrid"):
-        raise ValueError(f"{where}: unexpected re-identifier field(s) {bad or ['kind']}; a saved de-identifier is read as data only")
+        raise ValueError(
+            f"{where}: unexpected re-identifier field(s) {bad or ['kind']}; a saved de-identifier is read as data only"
+        )
     return spec
+
 
 def reidentifier_from_spec(spec: dict, people: Sequence[Person], model_dir: Path, where: str = "spec") -> Reidentifier:
     "The re-identifier `spec` describes, over `people`, its bi-encoder (if any) loaded from `model_dir`."
@@ -95,21 +132,32 @@ def reidentifier_from_spec(spec: dict, people: Sequence[Person], model_dir: Path
     if kind == "bm25":
         return BM25Reidentifier(people, **args)
     if kind == "neural":
-        return NeuralReidentifier(load_model(model_dir / "model"), people, cache_dir=model_dir / "profile_cache", **args)
+        return NeuralReidentifier(
+            load_model(model_dir / "model"), people, cache_dir=model_dir / "profile_cache", **args
+        )
     neural = reidentifier_from_spec(spec["neural"], people, model_dir, where)
     return HybridReidentifier(neural, people, **args)
 
 # %% ../../nbs/19_deidentifier.ipynb #d1188558
 class Deidentifier:
     "NN DeID over a pool of people: `fit`, `transform`, `save_pretrained`, `from_pretrained`."
-    def __init__(self, reidentifier: Reidentifier, people: Sequence[Person], k: int = 1,
-                 placeholder: str = MASK_TOKEN, # written in place of each masked span by "replace" ("{entity_type}" is filled in)
-                 search: str = "approximate", long_documents: str = "windows",
-                 operator: str = "replace", # "replace", "redact", "hash" (salted) or "pseudonym"
-                 merge: bool = True, # adjacent masked words become one span
-                 salt: str | None = None, scope: str = "document", # hash's salt (None: random); pseudonyms per "document" or "corpus"
-                 always_mask: Sequence[str] = (), never_mask: Sequence[str] = (), # a deny-list and an allow-list of words
-                 shortlist: int | None = None): # score each chunk's shortlist, not the whole pool (`deidentify`'s `shortlist`)
+
+    def __init__(
+        self,
+        reidentifier: Reidentifier,
+        people: Sequence[Person],
+        k: int = 1,
+        placeholder: str = MASK_TOKEN,  # written in place of each masked span by "replace" ("{entity_type}" is filled in)
+        search: str = "approximate",
+        long_documents: str = "windows",
+        operator: str = "replace",  # "replace", "redact", "hash" (salted) or "pseudonym"
+        merge: bool = True,  # adjacent masked words become one span
+        salt: str | None = None,
+        scope: str = "document",  # hash's salt (None: random); pseudonyms per "document" or "corpus"
+        always_mask: Sequence[str] = (),
+        never_mask: Sequence[str] = (),  # a deny-list and an allow-list of words
+        shortlist: int | None = None,
+    ):  # score each chunk's shortlist, not the whole pool (`deidentify`'s `shortlist`)
         if [p.person_id for p in people] != list(reidentifier.candidate_ids):
             raise ValueError("`people` must be the re-identifier's candidate pool, in its order")
         self.reidentifier, self.people, self.k, self.placeholder = reidentifier, list(people), k, placeholder
@@ -119,15 +167,27 @@ class Deidentifier:
 
 # %% ../../nbs/19_deidentifier.ipynb #3d2e814e
 @patch(cls_method=True)
-def fit(cls: Deidentifier, people: Sequence[Person] | PeopleDataset, reidentifier: str = DEFAULT_REIDENTIFIER, *, k: int = 1,
-        name: str = "people", artifacts_dir=None, seed: int = 0, progress: bool = True,
-        distributed: bool = False, # train on every process of a torch.distributed group (under torchrun; see `load_reidentifier`)
-        **options) -> Deidentifier:
+def fit(
+    cls: Deidentifier,
+    people: Sequence[Person] | PeopleDataset,
+    reidentifier: str = DEFAULT_REIDENTIFIER,
+    *,
+    k: int = 1,
+    name: str = "people",
+    artifacts_dir=None,
+    seed: int = 0,
+    progress: bool = True,
+    distributed: bool = False,  # train on every process of a torch.distributed group (under torchrun; see `load_reidentifier`)
+    **options,
+) -> Deidentifier:
     "Build (training once if needed) the registry's `reidentifier` over `people`; sizes are checked first."
     dataset = people if isinstance(people, PeopleDataset) else PeopleDataset.from_people(name, list(people), seed=seed)
     check_trainable(dataset, reidentifier, k)
-    model = (zero_shot_reidentifier(dataset) if reidentifier == ZERO_SHOT else
-             load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress, distributed=distributed))
+    model = (
+        zero_shot_reidentifier(dataset)
+        if reidentifier == ZERO_SHOT
+        else load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress, distributed=distributed)
+    )
     return cls(model, dataset.people, k, **options)
 
 # %% ../../nbs/19_deidentifier.ipynb #1b6f41c5
@@ -135,9 +195,20 @@ def fit(cls: Deidentifier, people: Sequence[Person] | PeopleDataset, reidentifie
 def settings(self: Deidentifier) -> dict:
     "The settings `save_pretrained` writes and the command line prints."
     o = self.operator
-    return {"k": self.k, "placeholder": self.placeholder, "search": self.search, "long_documents": self.long_documents, "operator": o.name,
-            "merge": o.merge, "salt": o.salt, "scope": o.scope, "always_mask": self.always_mask, "never_mask": self.never_mask,
-            "shortlist": self.shortlist}
+    return {
+        "k": self.k,
+        "placeholder": self.placeholder,
+        "search": self.search,
+        "long_documents": self.long_documents,
+        "operator": o.name,
+        "merge": o.merge,
+        "salt": o.salt,
+        "scope": o.scope,
+        "always_mask": self.always_mask,
+        "never_mask": self.never_mask,
+        "shortlist": self.shortlist,
+    }
+
 
 @patch
 def __repr__(self: Deidentifier):
@@ -146,16 +217,43 @@ def __repr__(self: Deidentifier):
 
 # %% ../../nbs/19_deidentifier.ipynb #c8440e9d
 @patch
-def transform(self: Deidentifier, documents: Sequence[str | Person], true_ids: Sequence[str] | None = None, *,
-              k: int | None = None, progress: bool = True, on_error: str = "skip", **search_kwargs) -> list[Redaction]:
+def transform(
+    self: Deidentifier,
+    documents: Sequence[str | Person],
+    true_ids: Sequence[str] | None = None,
+    *,
+    k: int | None = None,
+    progress: bool = True,
+    on_error: str = "skip",
+    **search_kwargs,
+) -> list[Redaction]:
     "A `Redaction` for each usable document (skipped ones are logged); `true_ids` as in `deidentify`."
     documents = [documents] if isinstance(documents, (str, Person)) else list(documents)
     originals = [d.document if isinstance(d, Person) else d for d in documents]
-    batch = deidentify(documents, self.reidentifier, k or self.k, true_ids=true_ids, search=self.search, long_documents=self.long_documents,
-                       release=self.operator, always_mask=self.always_mask, never_mask=self.never_mask, on_error=on_error,
-                       progress=progress, shortlist=self.shortlist, **search_kwargs)
-    return [Redaction(result.certificate.person_id, result.text, released_spans(self.operator, originals[i], result.masked_text),
-                      result.certificate) for i, result in zip(batch.positions, batch)]
+    batch = deidentify(
+        documents,
+        self.reidentifier,
+        k or self.k,
+        true_ids=true_ids,
+        search=self.search,
+        long_documents=self.long_documents,
+        release=self.operator,
+        always_mask=self.always_mask,
+        never_mask=self.never_mask,
+        on_error=on_error,
+        progress=progress,
+        shortlist=self.shortlist,
+        **search_kwargs,
+    )
+    return [
+        Redaction(
+            result.certificate.person_id,
+            result.text,
+            released_spans(self.operator, originals[i], result.masked_text),
+            result.certificate,
+        )
+        for i, result in zip(batch.positions, batch)
+    ]
 
 # %% ../../nbs/19_deidentifier.ipynb #76eca452
 def _owner_only(directory: Path):
@@ -169,17 +267,29 @@ def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
     "Write the whole re-identifier, its candidate pool and the settings into `directory` (each file atomically, owner-only)."
     directory = Path(directory)
     spec = reidentifier_spec(self.reidentifier)
-    neural = self.reidentifier.neural if spec["kind"] == "hybrid" else self.reidentifier if spec["kind"] == "neural" else None
+    neural = (
+        self.reidentifier.neural
+        if spec["kind"] == "hybrid"
+        else self.reidentifier
+        if spec["kind"] == "neural"
+        else None
+    )
     if neural is not None:
         save_model(neural.model, directory / "model")
-        cached_profile_embeddings(neural.model, self.people, directory / "profile_cache", embeddings=neural.profile_embeddings)
+        cached_profile_embeddings(
+            neural.model, self.people, directory / "profile_cache", embeddings=neural.profile_embeddings
+        )
     with atomic_write(directory / "candidates.jsonl", encoding="utf-8") as f:
-        f.writelines(json.dumps({"id": p.person_id, "profile": p.profile}, ensure_ascii=False) + "\n" for p in self.people)
+        f.writelines(
+            json.dumps({"id": p.person_id, "profile": p.profile}, ensure_ascii=False) + "\n" for p in self.people
+        )
     with atomic_write(directory / "deidentifier.json", encoding="utf-8") as f:
         json.dump({"format": 1, "reidentifier": spec, **self.settings()}, f, indent=1)
     _owner_only(directory)
-    logger.warning(f"{directory} holds personal data: every candidate's profile in clear text and a model trained on them "
-                   "(files readable by their owner only; share it as you would the table)")
+    logger.warning(
+        f"{directory} holds personal data: every candidate's profile in clear text and a model trained on them "
+        "(files readable by their owner only; share it as you would the table)"
+    )
     return directory
 
 # %% ../../nbs/19_deidentifier.ipynb #f526fc5a
@@ -188,13 +298,26 @@ def _saved_people(path: Path) -> list[Person]:
     people = []
     for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         record = json.loads(line)
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not isinstance(record.get("profile"), dict):
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("id"), str)
+            or not isinstance(record.get("profile"), dict)
+        ):
             raise DataError(f"{path}: line {line_number} is not an {{'id': text, 'profile': object}} record")
         people.append(Person(record["id"], "", {str(k): str(v) for k, v in record["profile"].items()}))
     return people
 
 # %% ../../nbs/19_deidentifier.ipynb #a6eb875b
-_OPTIONAL_SETTINGS = ("operator", "merge", "salt", "scope", "always_mask", "never_mask", "shortlist")  # absent from older folders
+_OPTIONAL_SETTINGS = (
+    "operator",
+    "merge",
+    "salt",
+    "scope",
+    "always_mask",
+    "never_mask",
+    "shortlist",
+)  # absent from older folders
+
 
 @patch(cls_method=True)
 def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
@@ -206,7 +329,16 @@ def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
     if settings.get("format") != 1:
         raise ValueError(f"{directory}: unknown de-identifier format {settings.get('format')!r}")
     people = _saved_people(directory / "candidates.jsonl")
-    reidentifier = reidentifier_from_spec(settings["reidentifier"], people, directory, str(directory / "deidentifier.json"))
+    reidentifier = reidentifier_from_spec(
+        settings["reidentifier"], people, directory, str(directory / "deidentifier.json")
+    )
     options = {key: settings[key] for key in _OPTIONAL_SETTINGS if key in settings}
-    return cls(reidentifier, people, int(settings["k"]), str(settings["placeholder"]), str(settings["search"]), str(settings["long_documents"]),
-               **options)
+    return cls(
+        reidentifier,
+        people,
+        int(settings["k"]),
+        str(settings["placeholder"]),
+        str(settings["search"]),
+        str(settings["long_documents"]),
+        **options,
+    )

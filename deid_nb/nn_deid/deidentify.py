@@ -14,8 +14,15 @@ from fastcore.basics import patch
 from ..core import MASK_TOKEN, count_masks, count_words, get_logger, tqdm
 from ..masking import UNIT_PATTERN, mask_words
 from ..people import Person, SkippedRecord, check_on_error, reject_record
-from .search import (UNITS, SearchStep, Trajectory, Units, approximate_search, approximate_search_many,
-                                    greedy_search)
+from deid_nb.nn_deid.search import (
+    UNITS,
+    SearchStep,
+    Trajectory,
+    Units,
+    approximate_search,
+    approximate_search_many,
+    greedy_search,
+)
 from ..reidentifier import Reidentifier, ranks_from_scores
 from .certificate import Certificate, certify_many, model_fingerprint, pool_fingerprint
 
@@ -28,9 +35,13 @@ __all__ = ['logger', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'visible_units', 'tru
 # %% ../../nbs/16_deidentify.ipynb #7e83fe16
 LONG_DOCUMENT_POLICIES = ("windows", "mask_tail", "truncate")
 
+
 def _n_tokens(tokenizer, text: str) -> int:
     mask = tokenizer.mask_token or tokenizer.unk_token
-    return len(tokenizer(text.replace(MASK_TOKEN, mask), truncation=False, verbose=False)["input_ids"])  # long on purpose: no warning
+    return len(
+        tokenizer(text.replace(MASK_TOKEN, mask), truncation=False, verbose=False)["input_ids"]
+    )  # long on purpose: no warning
+
 
 def visible_units(text: str, tokenizer, max_tokens: int) -> int:
     "How many leading units of `text` fit entirely in `max_tokens` tokens (special tokens included)."
@@ -63,24 +74,28 @@ def split_windows(text: str, tokenizer, max_tokens: int) -> list[str]:
         n = max(n, 1)  # a single word longer than the window still makes progress
         head = Units(units.words[:n], units.gaps[:n] + (units.gaps[n],))
         pieces.append(head.text())
-        text = text[len(pieces[-1]):]
+        text = text[len(pieces[-1]) :]
 
 # %% ../../nbs/16_deidentify.ipynb #68b00926
 @dataclass
 class Deidentified:
     "A de-identified document: the released text, its certificate and the search trajectory of each window."
+
     text: str  # the released text: what the certificate is about
     certificate: Certificate
     trajectories: list[Trajectory]  # one per window (then any re-check searches)
     tail: str = ""  # the masked tail ("mask_tail" policy)
     masked_text: str = ""  # the masks as mask tokens (equal to `text` unless a `release` step rendered them)
-    rechecked: list = field(default_factory=list)  # the windows a re-check searched further (their trajectories no longer describe them)
+    rechecked: list = field(
+        default_factory=list
+    )  # the windows a re-check searched further (their trajectories no longer describe them)
 
 # %% ../../nbs/16_deidentify.ipynb #217c8e9f
 def _masked_words(original: str, masked: str) -> list[str]:
     "The units of `original` that are masks in `masked` (which has the same units) and were not masks already."
     pairs = zip(UNIT_PATTERN.findall(original), UNIT_PATTERN.findall(masked))
     return [word for word, unit in pairs if unit == MASK_TOKEN and word != MASK_TOKEN]
+
 
 def _spread_masked_types(originals: Sequence[str], masked: Sequence[str]) -> list[str]:
     "Each masked text with every word type masked in any of them masked too (the windows of one document)."
@@ -93,7 +108,7 @@ def text_at_k(self: Deidentified, k: int) -> str:
     "The document, with mask tokens, de-identified for goal `k` ≤ the searched K (the certified text at K, else read off the trajectories)."
     if k > self.certificate.k:
         raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
-    windows = self.trajectories[:self.certificate.windows]
+    windows = self.trajectories[: self.certificate.windows]
     if k == self.certificate.k:
         return self.masked_text or self.text
     certified = _cut_like(self.masked_text, [t.document for t in windows])[0] if self.rechecked else []
@@ -106,17 +121,29 @@ def text_at_k(self: Deidentified, k: int) -> str:
 @patch
 def to_dict(self: Deidentified) -> dict:
     "The result as plain JSON-able data."
-    return {"text": self.text, "certificate": self.certificate.to_dict(), "tail": self.tail, "masked_text": self.masked_text,
-            "trajectories": [t.to_dict() for t in self.trajectories]}
+    return {
+        "text": self.text,
+        "certificate": self.certificate.to_dict(),
+        "tail": self.tail,
+        "masked_text": self.masked_text,
+        "trajectories": [t.to_dict() for t in self.trajectories],
+    }
+
 
 @patch(cls_method=True)
 def from_dict(cls: Deidentified, data: dict) -> Deidentified:
     "The `Deidentified` written by `to_dict`."
-    return cls(data["text"], Certificate.from_dict(data["certificate"]), [Trajectory.from_dict(t) for t in data["trajectories"]],
-               data["tail"], data.get("masked_text", ""))
+    return cls(
+        data["text"],
+        Certificate.from_dict(data["certificate"]),
+        [Trajectory.from_dict(t) for t in data["trajectories"]],
+        data["tail"],
+        data.get("masked_text", ""),
+    )
 
 # %% ../../nbs/16_deidentify.ipynb #b363bc11
 SEARCHES = {"greedy": greedy_search, "approximate": approximate_search}
+
 
 def _check_choices(k, search, unit: str, long_documents: str, release, shortlist=None):
     "Refuse a goal that is not a whole number ≥ 1, and unknown choices, naming what was given."
@@ -136,19 +163,29 @@ def _check_choices(k, search, unit: str, long_documents: str, release, shortlist
 # %% ../../nbs/16_deidentify.ipynb #1ae4c1a5
 class DeidentifiedBatch(list):
     "`Deidentified` results in input order, without the skipped records; `skipped` lists those with the reason."
+
     def __init__(self, results=(), skipped=(), positions=None):
         super().__init__(results)
         self.skipped: list[SkippedRecord] = list(skipped)
-        self.positions: list[int] = list(range(len(self)) if positions is None else positions)  # each result's input position
+        self.positions: list[int] = list(
+            range(len(self)) if positions is None else positions
+        )  # each result's input position
+
 
 def _usable(documents: list, true_ids: list, reidentifier: Reidentifier, on_error: str):
     "The documents and ids a search can run on; the others rejected (logged and skipped, or raised)."
     check_on_error(on_error)
     kept, skipped = [], []
     for i, (document, true_id) in enumerate(zip(documents, true_ids)):
-        reason = ("the document is not a string" if not isinstance(document, str) else
-                  "the document has no words" if not count_words(document) + count_masks(document) else
-                  "the true id is not in the re-identifier's candidate pool" if true_id not in reidentifier._column else None)
+        reason = (
+            "the document is not a string"
+            if not isinstance(document, str)
+            else "the document has no words"
+            if not count_words(document) + count_masks(document)
+            else "the true id is not in the re-identifier's candidate pool"
+            if true_id not in reidentifier._column
+            else None
+        )
         if reason:
             reject_record(SkippedRecord(f"document {i}", true_id, reason), on_error, skipped)
         else:
@@ -181,7 +218,7 @@ def _windows(document: str, reidentifier: Reidentifier, policy: str) -> tuple[li
     units = Units.of(document)
     n = visible_units(document, *window)
     head = Units(units.words[:n], units.gaps[:n] + (units.gaps[n] if n < len(units) else "",))
-    tail = document[len(head.text()):]
+    tail = document[len(head.text()) :]
     return [head.text()], Units.of(tail).text(range(len(Units.of(tail))))
 
 # %% ../../nbs/16_deidentify.ipynb #1694bf60
@@ -197,40 +234,69 @@ def _cut_like(original: str, pieces: Sequence[str]) -> tuple[list[str], str]:
     return cut, original[start:]
 
 # %% ../../nbs/16_deidentify.ipynb #0adecd05
-def deidentify(documents: str | Person | Sequence[str | Person], # documents, or Person objects (their documents and ids)
-               reidentifier: Reidentifier, # the model to hide from
-               k: int = 1, # privacy: the true profile must fall out of the top k
-               *,
-               true_ids: str | Sequence[str] | None = None, # the person each document describes (None for Person objects)
-               search: str | Callable = "approximate", # "approximate" (fast), "greedy" (exact), or a search function
-               unit: str = "type", # mask word "type"s (every occurrence, every spelling, every window) or single "token"s
-               long_documents: str = "windows", # "windows", "mask_tail" or "truncate" (see above)
-               release: Callable[[str, str], str] | None = None, # (original, masked) -> the text handed out; certified as written (None: the masked text)
-               always_mask: Sequence[str] = (), # words masked whatever the search says (a deny-list)
-               never_mask: Sequence[str] = (), # words the search never masks (an allow-list)
-               max_rechecks: int = 3, # extra searches where a re-check misses the goal (a found joined text: all its windows, to 2k, 4k, …)
-               on_error: str = "skip", # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
-               progress: bool = False, # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
-               fast: bool = False, # search with `reidentifier.reduced_precision()`; certificates still re-checked with `reidentifier`
-               chunk_size: int = 32, # documents searched together (with a progress bar or a shortlist)
-               shortlist: int | None = None, # score only part of the pool: each chunk's `shortlist` best candidates per document (see below)
-               **search_kwargs, # passed to the search (e.g. top_m, batch_size)
-              ) -> DeidentifiedBatch:
+def deidentify(
+    documents: str | Person | Sequence[str | Person],  # documents, or Person objects (their documents and ids)
+    reidentifier: Reidentifier,  # the model to hide from
+    k: int = 1,  # privacy: the true profile must fall out of the top k
+    *,
+    true_ids: str | Sequence[str] | None = None,  # the person each document describes (None for Person objects)
+    search: str | Callable = "approximate",  # "approximate" (fast), "greedy" (exact), or a search function
+    unit: str = "type",  # mask word "type"s (every occurrence, every spelling, every window) or single "token"s
+    long_documents: str = "windows",  # "windows", "mask_tail" or "truncate" (see above)
+    release: Callable[[str, str], str]
+    | None = None,  # (original, masked) -> the text handed out; certified as written (None: the masked text)
+    always_mask: Sequence[str] = (),  # words masked whatever the search says (a deny-list)
+    never_mask: Sequence[str] = (),  # words the search never masks (an allow-list)
+    max_rechecks: int = 3,  # extra searches where a re-check misses the goal (a found joined text: all its windows, to 2k, 4k, …)
+    on_error: str = "skip",  # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
+    progress: bool = False,  # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
+    fast: bool = False,  # search with `reidentifier.reduced_precision()`; certificates still re-checked with `reidentifier`
+    chunk_size: int = 32,  # documents searched together (with a progress bar or a shortlist)
+    shortlist: int
+    | None = None,  # score only part of the pool: each chunk's `shortlist` best candidates per document (see below)
+    **search_kwargs,  # passed to the search (e.g. top_m, batch_size)
+) -> DeidentifiedBatch:
     "Mask each document until `reidentifier` no longer ranks its person in the top `k` on the released text; a verifiable certificate for each."
     _check_choices(k, search, unit, long_documents, release, shortlist)
     if clash := sorted(set(map(str.lower, always_mask)) & set(map(str.lower, never_mask))):
         raise ValueError(f"words both always and never masked: {clash[:5]}")
     if not getattr(reidentifier, "exact_ranks", True):  # `deid_nb.metrics.FirstPlaces`: exact only at rank 0
-        raise ValueError(f"{reidentifier!r} ranks only first places exactly (an evaluation view): de-identify against the model itself")
+        raise ValueError(
+            f"{reidentifier!r} ranks only first places exactly (an evaluation view): de-identify against the model itself"
+        )
     documents, true_ids, skipped, positions = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
     if not documents:
         return DeidentifiedBatch([], skipped, [])
-    options = dict(search=search, unit=unit, long_documents=long_documents, release=release, always_mask=always_mask,
-                   never_mask=never_mask, max_rechecks=max_rechecks, fast=fast, shortlist=shortlist, **search_kwargs)
-    fingerprints = model_fingerprint(reidentifier), pool_fingerprint(reidentifier)  # computed once: a million ids take a while
+    options = dict(
+        search=search,
+        unit=unit,
+        long_documents=long_documents,
+        release=release,
+        always_mask=always_mask,
+        never_mask=never_mask,
+        max_rechecks=max_rechecks,
+        fast=fast,
+        shortlist=shortlist,
+        **search_kwargs,
+    )
+    fingerprints = (
+        model_fingerprint(reidentifier),
+        pool_fingerprint(reidentifier),
+    )  # computed once: a million ids take a while
     size = chunk_size if progress or shortlist else len(documents)
-    starts = tqdm(range(0, len(documents), size), desc=f"de-identifying (k={k})", unit="chunk", disable=not progress or len(documents) <= size)
-    results = [r for s in starts for r in _deidentify_all(documents[s:s + size], true_ids[s:s + size], reidentifier, k, fingerprints, **options)]
+    starts = tqdm(
+        range(0, len(documents), size),
+        desc=f"de-identifying (k={k})",
+        unit="chunk",
+        disable=not progress or len(documents) <= size,
+    )
+    results = [
+        r
+        for s in starts
+        for r in _deidentify_all(
+            documents[s : s + size], true_ids[s : s + size], reidentifier, k, fingerprints, **options
+        )
+    ]
     return DeidentifiedBatch(results, skipped, positions)
 
 # %% ../../nbs/16_deidentify.ipynb #6059155e
@@ -246,12 +312,13 @@ def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
     extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]
     scores = np.atleast_2d(reidentifier.score(released_windows + [released[i] for i in extra]))
     ranks = ranks_from_scores(scores, reidentifier.columns([true_ids[o] for o in owner] + [true_ids[i] for i in extra]))
-    alone, document_rank = ranks[:len(owner)].copy(), np.full(len(split), np.iinfo(np.int64).max)
+    alone, document_rank = ranks[: len(owner)].copy(), np.full(len(split), np.iinfo(np.int64).max)
     rows = {o: scores[w] for w, o in reversed(list(enumerate(owner)))}  # a one-window document: its window's scores
     for j, i in enumerate(extra):  # a joined document counts against its first window
         first, document_rank[i], rows[i] = owner.index(i), ranks[len(owner) + j], scores[len(owner) + j]
         ranks[first] = min(ranks[first], document_rank[i])
-    return ranks[:len(owner)], alone, document_rank, rows
+    return ranks[: len(owner)], alone, document_rank, rows
+
 
 def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
     "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
@@ -260,6 +327,7 @@ def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
 # %% ../../nbs/16_deidentify.ipynb #965ca1d9
 class _Previewed(Reidentifier):
     "`reidentifier` scoring each text as the release step's `preview` writes it (a black box to the search)."
+
     def __init__(self, reidentifier: Reidentifier, preview: Callable[[str], str]):
         super().__init__(reidentifier.candidate_ids)
         self.reidentifier, self.preview, self.name = reidentifier, preview, f"{reidentifier.name} (as released)"
@@ -267,10 +335,13 @@ class _Previewed(Reidentifier):
     def score_batch(self, documents: list[str]) -> np.ndarray:
         return self.reidentifier.score([self.preview(d) for d in documents])
 
-    def document_window(self): return self.reidentifier.document_window()
+    def document_window(self):
+        return self.reidentifier.document_window()
 
 # %% ../../nbs/16_deidentify.ipynb #de0code1
-def searched_pool(reidentifier: Reidentifier, texts: Sequence[str], true_ids: Sequence[str], shortlist: int | None) -> Reidentifier:
+def searched_pool(
+    reidentifier: Reidentifier, texts: Sequence[str], true_ids: Sequence[str], shortlist: int | None
+) -> Reidentifier:
     "What the search and re-check score: the whole pool, or its part that the texts' shortlists and their people cover."
     if not shortlist:
         return reidentifier
@@ -279,8 +350,24 @@ def searched_pool(reidentifier: Reidentifier, texts: Sequence[str], true_ids: Se
     return reidentifier if len(columns) == len(reidentifier.candidate_ids) else reidentifier.restricted_to(columns)
 
 # %% ../../nbs/16_deidentify.ipynb #ba547044
-def _deidentify_all(documents, true_ids, reidentifier, k, fingerprints, *, search, unit, long_documents, release, always_mask, never_mask,
-                    max_rechecks, fast, shortlist, **search_kwargs) -> list[Deidentified]:
+def _deidentify_all(
+    documents,
+    true_ids,
+    reidentifier,
+    k,
+    fingerprints,
+    *,
+    search,
+    unit,
+    long_documents,
+    release,
+    always_mask,
+    never_mask,
+    max_rechecks,
+    fast,
+    shortlist,
+    **search_kwargs,
+) -> list[Deidentified]:
     "`deidentify` on usable documents: search, spread, release, re-check (searching further), certify."
     searched = [mask_words(d, always_mask) if always_mask else d for d in documents]
     split = [_windows(d, reidentifier, long_documents) for d in searched]
@@ -289,12 +376,22 @@ def _deidentify_all(documents, true_ids, reidentifier, k, fingerprints, *, searc
     owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
     window_originals = [piece for pieces, _ in cut for piece in pieces]
     search_kwargs |= {"keep": list(never_mask)} if never_mask else {}
-    pool = searched_pool(reidentifier, [p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], shortlist)
+    pool = searched_pool(
+        reidentifier, [p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], shortlist
+    )
     run = lambda texts, ids, model=pool, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
-    trajectories = run([p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], pool.reduced_precision() if fast else pool)
+    trajectories = run(
+        [p for pieces, _ in split for p in pieces],
+        [true_ids[i] for i in owner],
+        pool.reduced_precision() if fast else pool,
+    )
     render = (lambda original, masked: masked) if release is None else release
     seen = _Previewed(pool, release.preview) if hasattr(release, "preview") else pool  # what re-check searches score
-    extra, calls, rechecked = [[] for _ in documents], [0] * len(documents), [set() for _ in documents]  # re-check searches, scoring, windows
+    extra, calls, rechecked = (
+        [[] for _ in documents],
+        [0] * len(documents),
+        [set() for _ in documents],
+    )  # re-check searches, scoring, windows
     masked = [t.masked_text_at_k(k) for t in trajectories]
     for attempt in range(max_rechecks + 1):
         if unit == "type":
@@ -305,24 +402,51 @@ def _deidentify_all(documents, true_ids, reidentifier, k, fingerprints, *, searc
         ranks, alone, document_rank, rows = _recheck(released_windows, released, owner, split, true_ids, pool)
         for i, (pieces, tail) in enumerate(split):
             calls[i] += len(pieces) + (len(pieces) > 1 or bool(tail))
-        short = [w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k]  # a found document: all its windows
+        short = [
+            w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k
+        ]  # a found document: all its windows
         if not short or attempt == max_rechecks:
             break
-        logger.info(f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further")
-        searched_rank = dict(zip(short, alone[short] if release is None else seen.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short])))
+        logger.info(
+            f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further"
+        )
+        searched_rank = dict(
+            zip(
+                short,
+                alone[short]
+                if release is None
+                else seen.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short]),
+            )
+        )
         goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(pool.candidate_ids) - 1) for w in short}
         for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
             mine = [w for w in short if goals[w] == goal]
-            for w, t in zip(mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)):
+            for w, t in zip(
+                mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)
+            ):
                 extra[owner[w]].append(t)
                 rechecked[owner[w]].add(w - owner.index(owner[w]))
                 masked[w] = t.masked_text_at_k(goal)
                 calls[owner[w]] += release is not None
-    measured, searches = zip(*[_measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i])
-                               for i in range(len(documents))])
-    certificates = certify_many(released, true_ids, reidentifier, k, [rows[i] for i in range(len(documents))],
-                                None if pool is reidentifier else pool.candidate_ids, *fingerprints, measured)
-    results = [Deidentified(*args, split[i][1], joined[i]) for i, args in enumerate(zip(released, certificates, searches))]
+    measured, searches = zip(
+        *[
+            _measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i])
+            for i in range(len(documents))
+        ]
+    )
+    certificates = certify_many(
+        released,
+        true_ids,
+        reidentifier,
+        k,
+        [rows[i] for i in range(len(documents))],
+        None if pool is reidentifier else pool.candidate_ids,
+        *fingerprints,
+        measured,
+    )
+    results = [
+        Deidentified(*args, split[i][1], joined[i]) for i, args in enumerate(zip(released, certificates, searches))
+    ]
     for result, windows in zip(results, rechecked):
         result.rechecked = sorted(windows)
     return results
@@ -342,5 +466,10 @@ def _measured(i, document, joined, ranks, owner, trajectories, extra, rechecks) 
     "What the certificate of document `i` records besides its witnesses, and the searches behind it."
     windows = [w for w, o in enumerate(owner) if o == i]
     mine = [trajectories[w] for w in windows] + extra
-    return dict(rank=int(min(ranks[w] for w in windows)), words_masked=count_masks(joined) - count_masks(document),
-                n_words=count_words(document), windows=len(windows), model_calls=sum(t.model_calls for t in mine) + rechecks), mine
+    return dict(
+        rank=int(min(ranks[w] for w in windows)),
+        words_masked=count_masks(joined) - count_masks(document),
+        n_words=count_words(document),
+        windows=len(windows),
+        model_calls=sum(t.model_calls for t in mine) + rechecks,
+    ), mine

@@ -29,8 +29,14 @@ from ..metrics import FirstPlaces
 from ..masking import word_spans
 from .deidentify import Deidentified, deidentify, truncate_to_window
 from ..encoders import resolve_encoder
-from .registry import (EVALUATION_ENSEMBLE, REIDENTIFIERS, HybridSpec, hybrid_from_spec, load_reidentifier,
-                                      zero_shot_model)
+from deid_nb.nn_deid.registry import (
+    EVALUATION_ENSEMBLE,
+    REIDENTIFIERS,
+    HybridSpec,
+    hybrid_from_spec,
+    load_reidentifier,
+    zero_shot_model,
+)
 from .neural import NeuralReidentifier
 from .search import resolve_ranking
 
@@ -47,9 +53,15 @@ PAPER_TABLE2 = [  # Table 2 (1,000 test documents): (level, method, ensemble ReI
     ("-", "No redaction", 99.6, 0.0, 0.0),
     ("-", "Lexical", 31.9, 32.1, 20.8),
     ("-", "Named entity", 79.7, 27.3, 27.3),
-    ("<25%", "IDF", 24.2, 58.5, 66.3), ("<25%", "IDF (table-aware)", 21.2, 29.6, 29.0), ("<25%", "NN DeID", 22.8, 24.2, 20.2),
-    ("<5%", "IDF", 3.8, 71.4, 78.6), ("<5%", "IDF (table-aware)", 5.0, 67.3, 70.4), ("<5%", "NN DeID", 4.4, 35.9, 29.5),
-    ("<1%", "IDF", 0.0, 82.2, 81.1), ("<1%", "IDF (table-aware)", 0.1, 74.7, 80.2), ("<1%", "NN DeID", 0.0, 43.5, 40.0),
+    ("<25%", "IDF", 24.2, 58.5, 66.3),
+    ("<25%", "IDF (table-aware)", 21.2, 29.6, 29.0),
+    ("<25%", "NN DeID", 22.8, 24.2, 20.2),
+    ("<5%", "IDF", 3.8, 71.4, 78.6),
+    ("<5%", "IDF (table-aware)", 5.0, 67.3, 70.4),
+    ("<5%", "NN DeID", 4.4, 35.9, 29.5),
+    ("<1%", "IDF", 0.0, 82.2, 81.1),
+    ("<1%", "IDF (table-aware)", 0.1, 74.7, 80.2),
+    ("<1%", "NN DeID", 0.0, 43.5, 40.0),
 ]
 
 # %% ../../nbs/18_experiments.ipynb #289df98d
@@ -74,6 +86,7 @@ def paper_table2() -> pd.DataFrame:
     "The paper's Table 2 as a DataFrame (level, method, ensemble ReID %, % masked, information loss %)."
     return pd.DataFrame(PAPER_TABLE2, columns=["level", "method", "ensemble_reid", "masked", "information_loss"])
 
+
 def paper_table3() -> pd.DataFrame:
     "The paper's Table 3 as a DataFrame (variant, accuracy at 0% and 30% masked)."
     return pd.DataFrame(PAPER_TABLE3, columns=["variant", "accuracy_0", "accuracy_30"])
@@ -82,52 +95,88 @@ def paper_table3() -> pd.DataFrame:
 @dataclass(frozen=True)
 class RunSize:
     "Sizes of one run of the NN DeID experiment notebooks."
+
     name: str
     max_people: int | None  # candidate pool = the dataset's first `max_people` people (None: all of them)
     n_test: int | None  # test documents for cheap evaluations: baselines, Table 1 (None: the whole test split)
-    n_search: int | None  # test documents de-identified by NN DeID (None: the whole test split) (one trajectory search each); Table 2 compares all methods on them
+    n_search: (
+        int | None
+    )  # test documents de-identified by NN DeID (None: the whole test split) (one trajectory search each); Table 2 compares all methods on them
     k_values: tuple[int, ...]  # privacy levels K read off the NN DeID trajectories (Table 2, Figure 2)
     idf_fractions: tuple[float, ...]  # IDF sweeps: fraction of word types masked, rarest first
     ensemble: tuple[str, ...]  # re-identifiers of the ensemble metric (registry names; default: EVALUATION_ENSEMBLE)
     neural: str  # "registry": trained models of deid_nb.nn_deid.registry; "zero-shot": the untrained MiniLM bi-encoder (quick)
     second_reidentifier: str  # Figure 3: the re-identifier compared with the search's own model
-    ablation_people: int  # Table 3: the ablation's dataset = the first `ablation_people` people (80% train, 10% validation)
+    ablation_people: (
+        int  # Table 3: the ablation's dataset = the first `ablation_people` people (80% train, 10% validation)
+    )
     ablation_model: str  # Table 3: "minilm" (the packaged encoder) or "tiny" (a random tiny BERT, quick profile)
     ablation_epochs: int  # Table 3: epochs per variant
     n_beam: int  # Appendix B: documents searched by both beam and greedy
     beam_reidentifier: str  # Appendix B: the re-identifier both TextAttack searches hide from
-    strong_adversary: str | None  # Table 2 / Figs 2-4 / Table 4: NN DeID also hides from this (stronger) re-identifier; None: not run
+    strong_adversary: (
+        str | None
+    )  # Table 2 / Figs 2-4 / Table 4: NN DeID also hides from this (stronger) re-identifier; None: not run
     reuse_cache: bool  # reuse cached results under artifacts/results (quick recomputes, to exercise the code)
     evaluation_precision: str = "auto"  # the ensemble's neural members: "auto" (`FirstPlaces`: bfloat16 where native, first places re-checked in float32) or "float32"
 
 # %% ../../nbs/18_experiments.ipynb #afce5c99
 RUN_SIZES = {
-    "quick": RunSize("quick", max_people=120, n_test=8, n_search=3, k_values=(1, 2, 4, 8),
-                               idf_fractions=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0), ensemble=("nn_uniform", "bm25"),
-                               neural="zero-shot", second_reidentifier="bm25", ablation_people=60, ablation_model="tiny", ablation_epochs=1,
-                               n_beam=2, beam_reidentifier="bm25", strong_adversary="nn_uniform_bm25", reuse_cache=False),
-    "default": RunSize("default", max_people=None, n_test=None, n_search=None,
-                                 k_values=(1, 2, 4, 8, 16, 32, 64, 128, 256),
-                                 idf_fractions=tuple(np.round(np.arange(0.1, 1.0001, 0.1), 1).tolist()),
-                                 ensemble=EVALUATION_ENSEMBLE, neural="registry",
-                                 second_reidentifier="nn_compact",
-                                 ablation_people=400, ablation_model="minilm", ablation_epochs=2,
-                                 n_beam=30, beam_reidentifier="nn_uniform", strong_adversary="nn_uniform_bm25", reuse_cache=True),
+    "quick": RunSize(
+        "quick",
+        max_people=120,
+        n_test=8,
+        n_search=3,
+        k_values=(1, 2, 4, 8),
+        idf_fractions=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0),
+        ensemble=("nn_uniform", "bm25"),
+        neural="zero-shot",
+        second_reidentifier="bm25",
+        ablation_people=60,
+        ablation_model="tiny",
+        ablation_epochs=1,
+        n_beam=2,
+        beam_reidentifier="bm25",
+        strong_adversary="nn_uniform_bm25",
+        reuse_cache=False,
+    ),
+    "default": RunSize(
+        "default",
+        max_people=None,
+        n_test=None,
+        n_search=None,
+        k_values=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+        idf_fractions=tuple(np.round(np.arange(0.1, 1.0001, 0.1), 1).tolist()),
+        ensemble=EVALUATION_ENSEMBLE,
+        neural="registry",
+        second_reidentifier="nn_compact",
+        ablation_people=400,
+        ablation_model="minilm",
+        ablation_epochs=2,
+        n_beam=30,
+        beam_reidentifier="nn_uniform",
+        strong_adversary="nn_uniform_bm25",
+        reuse_cache=True,
+    ),
 }
 
 # %% ../../nbs/18_experiments.ipynb #8b4aac2d
-def run_size(profile: str | RunSize, # "quick", "default", or a RunSize (passed through)
-             overrides: Mapping | None = None, # {size: value} applied on top (the notebooks' `overrides` parameter)
-            ) -> RunSize:
+def run_size(
+    profile: str | RunSize,  # "quick", "default", or a RunSize (passed through)
+    overrides: Mapping | None = None,  # {size: value} applied on top (the notebooks' `overrides` parameter)
+) -> RunSize:
     "The NN DeID run sizes of `profile`, with `overrides`."
     return _run_size(RUN_SIZES, profile, overrides)
 
 # %% ../../nbs/18_experiments.ipynb #08194523
-def experiment_dataset(dataset_name: str, # "wikibio_2000", "wikibio_mini", "synthetic", …
-                       profile: str | RunSize = "quick", # caps the candidate pool (`max_people`)
-                       data_dir=None) -> PeopleDataset:
+def experiment_dataset(
+    dataset_name: str,  # "wikibio_2000", "wikibio_mini", "synthetic", …
+    profile: str | RunSize = "quick",  # caps the candidate pool (`max_people`)
+    data_dir=None,
+) -> PeopleDataset:
     "The dataset of an experiment: `load_dataset` with the profile's `max_people`."
     return load_dataset(dataset_name, data_dir=data_dir, max_people=run_size(profile).max_people)
+
 
 def evaluation_people(data: PeopleDataset, n: int | None = None, split: str = "test") -> list[Person]:
     "The first `n` people of `split` (all with `n=None`); an error when the split is empty."
@@ -137,15 +186,22 @@ def evaluation_people(data: PeopleDataset, n: int | None = None, split: str = "t
     return people if n is None else people[:n]
 
 # %% ../../nbs/18_experiments.ipynb #855e5f76
-def truncate_people(people: Sequence[Person], max_tokens: int = 128, # tokens of the encoder, special tokens included
-                    encoder: str = "minilm") -> list[Person]:
+def truncate_people(
+    people: Sequence[Person],
+    max_tokens: int = 128,  # tokens of the encoder, special tokens included
+    encoder: str = "minilm",
+) -> list[Person]:
     "Copies of `people` whose documents keep only the words that fit in the encoder's first `max_tokens` tokens."
     tokenizer = AutoTokenizer.from_pretrained(resolve_encoder(encoder))
     return [replace(person, document=truncate_to_window(person.document, tokenizer, max_tokens)) for person in people]
 
 # %% ../../nbs/18_experiments.ipynb #94588ae3
-def experiment_reidentifier(name: str, # a registry name: "nn_uniform", "nn_idf", "nn_compact", "bm25", …
-                            data: PeopleDataset, profile: str | RunSize, artifacts_dir=None):
+def experiment_reidentifier(
+    name: str,  # a registry name: "nn_uniform", "nn_idf", "nn_compact", "bm25", …
+    data: PeopleDataset,
+    profile: str | RunSize,
+    artifacts_dir=None,
+):
     "Re-identifier `name` over all of `data`: trained (default profile), zero-shot MiniLM (quick), or BM25."
     if name not in REIDENTIFIERS:
         raise KeyError(f"unknown re-identifier {name!r}; known: {sorted(REIDENTIFIERS)}")
@@ -163,8 +219,12 @@ def experiment_ensemble(data: PeopleDataset, profile: str | RunSize, artifacts_d
     for name in run_size(profile).ensemble:
         member = experiment_reidentifier(name, data, profile, artifacts_dir)
         if isinstance(member, NeuralReidentifier):
-            member.remember = 50_000  # an evaluation re-scores many identical texts (the same masking at several K or fractions)
-            member = member if precision == "float32" else FirstPlaces(member, precision)  # its cheap copy remembers too
+            member.remember = (
+                50_000  # an evaluation re-scores many identical texts (the same masking at several K or fractions)
+            )
+            member = (
+                member if precision == "float32" else FirstPlaces(member, precision)
+            )  # its cheap copy remembers too
         ensemble.append(member)
     return ensemble
 
@@ -174,14 +234,24 @@ def model_key(reidentifier) -> str:
     key = f"{reidentifier.name}:{Path(str(getattr(reidentifier, 'trained_in', None) or 'untrained')).name}"
     return key if getattr(reidentifier, "exact_ranks", True) else f"{key}@first-places"
 
-def cached_redaction(people: Sequence[Person], method: str, # a key of deid_nb.baselines.BASELINES
-                     dataset_name: str, profile: str | RunSize,
-                     idf: dict | None = None, # IDF weights (the IDF baselines)
-                     **params) -> dict[str, str]:
+
+def cached_redaction(
+    people: Sequence[Person],
+    method: str,  # a key of deid_nb.baselines.BASELINES
+    dataset_name: str,
+    profile: str | RunSize,
+    idf: dict | None = None,  # IDF weights (the IDF baselines)
+    **params,
+) -> dict[str, str]:
     "`redact_people(people, method, idf, **params)`: {person_id: masked text}, cached under `results_dir`."
     settings = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
-    path = results_dir(dataset_name, profile) / f"masked_{method}{'_' + settings if settings else ''}_{results_key(people, sorted(params.items()))}.json"
-    return cached_json(path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(profile).reuse_cache)
+    path = (
+        results_dir(dataset_name, profile)
+        / f"masked_{method}{'_' + settings if settings else ''}_{results_key(people, sorted(params.items()))}.json"
+    )
+    return cached_json(
+        path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(profile).reuse_cache
+    )
 
 # %% ../../nbs/18_experiments.ipynb #967b08d1
 def _results_cache(reidentifier, dataset_name: str, profile, search: str, max_k: int, search_kwargs: dict) -> Path:
@@ -192,26 +262,39 @@ def _results_cache(reidentifier, dataset_name: str, profile, search: str, max_k:
     name = safe_name(reidentifier.name, "re-identifier name")  # it names the results file
     return results_dir(dataset_name, profile) / f"nn_deid_{name}_{search}_k{max_k}_{key}.json"
 
+
 def _read_results(path: Path, reuse: bool) -> dict:
     "The cached results at `path` ({} when absent or not reused; when unreadable, a warning naming the file, then {})."
     return (read_cache(path, lambda p: json.loads(p.read_text(encoding="utf-8"))) if reuse else None) or {}
 
 # %% ../../nbs/18_experiments.ipynb #52ef99d9
-def nn_deid_results(people: Sequence[Person], # whose documents to de-identify (ids must be candidates of the model)
-                    reidentifier, # the model NN DeID hides from
-                    dataset_name: str, profile: str | RunSize,
-                    max_k: int, # search each document until rank ≥ max_k; every smaller K is read off the same search
-                    search: str = "approximate", # a search of deid_nb.nn_deid.deidentify.SEARCHES
-                    chunk: int = 20, # documents de-identified together (in lockstep) and cached at once
-                    progress: bool = True, **search_kwargs) -> list[Deidentified]:
+def nn_deid_results(
+    people: Sequence[Person],  # whose documents to de-identify (ids must be candidates of the model)
+    reidentifier,  # the model NN DeID hides from
+    dataset_name: str,
+    profile: str | RunSize,
+    max_k: int,  # search each document until rank ≥ max_k; every smaller K is read off the same search
+    search: str = "approximate",  # a search of deid_nb.nn_deid.deidentify.SEARCHES
+    chunk: int = 20,  # documents de-identified together (in lockstep) and cached at once
+    progress: bool = True,
+    **search_kwargs,
+) -> list[Deidentified]:
     "One `deidentify` result per person (truncated documents), searched once and cached per document."
-    search_kwargs = {"prune": False, "fast": True, **search_kwargs} if search == "approximate" else search_kwargs  # fast: bf16 search, exact certificates
+    search_kwargs = (
+        {"prune": False, "fast": True, **search_kwargs} if search == "approximate" else search_kwargs
+    )  # fast: bf16 search, exact certificates
     path = _results_cache(reidentifier, dataset_name, profile, search, max_k, search_kwargs)
     cache = _read_results(path, run_size(profile).reuse_cache)
-    missing = [p for p in people if cache.get(p.person_id, {}).get("trajectories", [{}])[0].get("document") != p.document]
-    for start in tqdm(range(0, len(missing), chunk), desc=f"NN DeID ({reidentifier.name})", disable=not progress or not missing):
-        batch = missing[start:start + chunk]
-        found = deidentify(batch, reidentifier, max_k, search=search, long_documents="truncate", on_error="raise", **search_kwargs)
+    missing = [
+        p for p in people if cache.get(p.person_id, {}).get("trajectories", [{}])[0].get("document") != p.document
+    ]
+    for start in tqdm(
+        range(0, len(missing), chunk), desc=f"NN DeID ({reidentifier.name})", disable=not progress or not missing
+    ):
+        batch = missing[start : start + chunk]
+        found = deidentify(
+            batch, reidentifier, max_k, search=search, long_documents="truncate", on_error="raise", **search_kwargs
+        )
         cache.update((p.person_id, r.to_dict()) for p, r in zip(batch, found))
         with atomic_write(path, encoding="utf-8") as f:  # an interrupted run keeps what it searched
             json.dump(cache, f)
@@ -221,6 +304,7 @@ def nn_deid_results(people: Sequence[Person], # whose documents to de-identify (
 def masked_at_k(results: Sequence[Deidentified], k: int) -> dict[str, str]:
     "{person_id: the document de-identified for K = `k`} from each result."
     return {r.certificate.person_id: r.text_at_k(k) for r in results}
+
 
 def steps_at_k(result: Deidentified, k: int) -> int:
     "Number of masking steps NN DeID takes for K = `k` (all of the search's steps if K was never reached)."
@@ -238,20 +322,30 @@ def word_annotations(documents: Sequence[str], batch_size: int = 64) -> list[pd.
         for start, end in word_spans(document):
             span = doc.char_span(start, end, alignment_mode="expand")
             token = span[0] if span is not None and len(span) else None
-            rows.append({"word": document[start:end], "pos": token.pos_ if token is not None else "X",
-                         "entity": token.ent_type_ if token is not None else ""})
+            rows.append(
+                {
+                    "word": document[start:end],
+                    "pos": token.pos_ if token is not None else "X",
+                    "entity": token.ent_type_ if token is not None else "",
+                }
+            )
         annotated.append(pd.DataFrame(rows, columns=["word", "pos", "entity"]))
     return annotated
 
 # %% ../../nbs/18_experiments.ipynb #c25589b9
 PRIVACY_LEVELS = (25.0, 5.0, 1.0)  # Table 2's re-identification levels, in %
 
-def weakest_setting(sweep: pd.DataFrame, # one row per (method, setting): columns `method`, `ensemble_reid`, `percent_masked`
-                    levels: Sequence[float] = PRIVACY_LEVELS) -> pd.DataFrame:
+
+def weakest_setting(
+    sweep: pd.DataFrame,  # one row per (method, setting): columns `method`, `ensemble_reid`, `percent_masked`
+    levels: Sequence[float] = PRIVACY_LEVELS,
+) -> pd.DataFrame:
     "Per level and method, the sweep row with ensemble re-identification below the level and the fewest words masked."
     rows = []
     for level in levels:
         reached = sweep[sweep.ensemble_reid < level]
         for method, group in reached.groupby("method", sort=False):
-            rows.append({"level": f"<{level:g}%", **group.sort_values(["percent_masked", "ensemble_reid"]).iloc[0].to_dict()})
+            rows.append(
+                {"level": f"<{level:g}%", **group.sort_values(["percent_masked", "ensemble_reid"]).iloc[0].to_dict()}
+            )
     return pd.DataFrame(rows, columns=["level", *sweep.columns])

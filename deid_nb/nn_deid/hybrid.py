@@ -24,28 +24,44 @@ __all__ = ['LEXICAL_WEIGHTS', 'PAIR_DISTANCES', 'WEIGHT_CONDITIONS', 'standardis
            'channel_conditions', 'lexical_weight_table', 'fitted_lexical_weight', 'fit_lexical_channel']
 
 # %% ../../nbs/13_hybrid.ipynb #h0code1
-def standardise_rows(scores: np.ndarray,
-                     mean: np.ndarray | None = None, spread: np.ndarray | None = None, # per row (None: over the row's own scores)
-                    ) -> np.ndarray:
+def standardise_rows(
+    scores: np.ndarray,
+    mean: np.ndarray | None = None,
+    spread: np.ndarray | None = None,  # per row (None: over the row's own scores)
+) -> np.ndarray:
     "Each row minus its mean over the candidates, divided by its standard deviation; a constant row (no evidence) becomes 0."
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float32))
     mean = scores.mean(axis=1, keepdims=True) if mean is None else np.asarray(mean, dtype=np.float32).reshape(-1, 1)
-    spread = scores.std(axis=1, keepdims=True) if spread is None else np.asarray(spread, dtype=np.float32).reshape(-1, 1)
+    spread = (
+        scores.std(axis=1, keepdims=True) if spread is None else np.asarray(spread, dtype=np.float32).reshape(-1, 1)
+    )
     return np.divide(scores - mean, spread, out=np.zeros_like(scores), where=spread > 1e-6)
 
 # %% ../../nbs/13_hybrid.ipynb #h0code2
 class HybridReidentifier(Reidentifier):
     "A neural re-identifier plus a BM25 channel standardised over the pool: neural logits + lexical_weight · z(BM25)."
-    def __init__(self, neural: NeuralReidentifier, people: Sequence[Person],
-                 lexical_weight: float = 0.5, # λ; 0 gives the neural re-identifier's scores
-                 name: str | None = None, # default: "<neural name>+bm25"
-                 k1: float = 1.2, b: float = 0.75, # BM25 parameters (chosen on WikiBio-2000 validation documents, see below)
-                 pair_distance: int = 2, # BM25 terms: words and order-free pairs of words at most 2 apart (0: words only, as the paper's IR ReID)
-                 k3: float | None = 0.0): # query-term saturation: 0 counts each distinct document term once (None: every repeat, as rank_bm25)
+
+    def __init__(
+        self,
+        neural: NeuralReidentifier,
+        people: Sequence[Person],
+        lexical_weight: float = 0.5,  # λ; 0 gives the neural re-identifier's scores
+        name: str | None = None,  # default: "<neural name>+bm25"
+        k1: float = 1.2,
+        b: float = 0.75,  # BM25 parameters (chosen on WikiBio-2000 validation documents, see below)
+        pair_distance: int = 2,  # BM25 terms: words and order-free pairs of words at most 2 apart (0: words only, as the paper's IR ReID)
+        k3: float | None = 0.0,
+    ):  # query-term saturation: 0 counts each distinct document term once (None: every repeat, as rank_bm25)
         if not lexical_weight >= 0:
             raise ValueError(f"lexical_weight must be >= 0, got {lexical_weight}")
         self.neural, self.people, self.lexical_weight = neural, list(people), float(lexical_weight)
-        self.name, self.k1, self.b, self.pair_distance, self.k3 = name or f"{neural.name}+bm25", k1, b, pair_distance, k3
+        self.name, self.k1, self.b, self.pair_distance, self.k3 = (
+            name or f"{neural.name}+bm25",
+            k1,
+            b,
+            pair_distance,
+            k3,
+        )
         if [p.person_id for p in self.people] != neural.candidate_ids:
             raise ValueError(f"{self.name}: `people` must be the neural re-identifier's candidate pool, in its order")
         super().__init__(neural.candidate_ids)
@@ -64,13 +80,20 @@ class HybridReidentifier(Reidentifier):
 
     def combine(self, neural_scores: np.ndarray, documents: Sequence[str]) -> np.ndarray:
         "`neural_scores` (one row per document) plus lexical_weight times the documents' standardised BM25 channel."
-        return neural_scores if self.lexical_weight == 0 else neural_scores + self.lexical_weight * self.lexical_scores(documents)
+        return (
+            neural_scores
+            if self.lexical_weight == 0
+            else neural_scores + self.lexical_weight * self.lexical_scores(documents)
+        )
 
-    def document_window(self): return self.neural.document_window()  # the neural channel reads a prefix; BM25 all of it
+    def document_window(self):
+        return self.neural.document_window()  # the neural channel reads a prefix; BM25 all of it
 
     def __repr__(self):
-        return (f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, lexical_weight={self.lexical_weight}, "
-                f"k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})")
+        return (
+            f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, lexical_weight={self.lexical_weight}, "
+            f"k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})"
+        )
 
 # %% ../../nbs/13_hybrid.ipynb #ac0fae06
 @patch
@@ -78,7 +101,9 @@ def add_profiles(self: HybridReidentifier, people: Sequence[Person]) -> HybridRe
     "Append `people` to both channels' pool (BM25's statistics are recomputed over the grown pool); returns self."
     self.neural.add_profiles(people)
     self.people += list(people)
-    self.bm25 = BM25Reidentifier(self.people, self.k1, self.b, name=f"{self.name}.bm25", pair_distance=self.pair_distance, k3=self.k3)
+    self.bm25 = BM25Reidentifier(
+        self.people, self.k1, self.b, name=f"{self.name}.bm25", pair_distance=self.pair_distance, k3=self.k3
+    )
     Reidentifier.__init__(self, self.neural.candidate_ids)
     return self
 
@@ -100,7 +125,9 @@ def score_columns(self: HybridReidentifier, documents: Sequence[str], columns: S
     neural = self.neural.score_columns(documents, columns)
     if self.lexical_weight == 0:
         return neural
-    return neural + self.lexical_weight * standardise_rows(self.bm25.score_columns(documents, columns), *self.bm25.pool_moments(documents))
+    return neural + self.lexical_weight * standardise_rows(
+        self.bm25.score_columns(documents, columns), *self.bm25.pool_moments(documents)
+    )
 
 # %% ../../nbs/13_hybrid.ipynb #hy0code3
 @patch
@@ -108,12 +135,16 @@ def shortlist(self: HybridReidentifier, documents: Sequence[str], top_m: int) ->
     "Each document's `top_m` best candidates by each channel, side by side: (len(documents), 2 · top_m), repeats possible."
     return np.concatenate([self.neural.shortlist(documents, top_m), self.bm25.shortlist(documents, top_m)], axis=1)
 
+
 @patch
 def restricted_to(self: HybridReidentifier, columns: Sequence[int]) -> HybridReidentifier:
     "The hybrid over the candidates at `columns` only, both channels restricted, every score unchanged."
     columns, part = np.array(columns, dtype=np.int64), copy.copy(self)
     part.neural, part.bm25 = self.neural.restricted_to(columns), self.bm25.restricted_to(columns)
-    part.people, part.name = [self.people[j] for j in columns], f"{self.name}[{len(columns)} of {len(self.candidate_ids)}]"
+    part.people, part.name = (
+        [self.people[j] for j in columns],
+        f"{self.name}[{len(columns)} of {len(self.candidate_ids)}]",
+    )
     Reidentifier.__init__(part, part.neural.candidate_ids)
     return part
 
@@ -121,14 +152,16 @@ def restricted_to(self: HybridReidentifier, columns: Sequence[int]) -> HybridRei
 @dataclass
 class HybridStates:
     "A text and its neural channel's token states: what the hybrid's white-box estimates read."
+
     neural: TokenStates
     text: str
+
 
 def _mask_units(text: str, positions: Iterable[int]) -> str:
     "`text` with the units (`deid_nb.masking.UNIT_PATTERN`: words and masks) at `positions` replaced by the mask token."
     spans = [m.span() for m in UNIT_PATTERN.finditer(text)]
     for i in sorted(set(positions), reverse=True):
-        text = text[:spans[i][0]] + MASK_TOKEN + text[spans[i][1]:]
+        text = text[: spans[i][0]] + MASK_TOKEN + text[spans[i][1] :]
     return text
 
 # %% ../../nbs/13_hybrid.ipynb #3a51eba9
@@ -137,16 +170,25 @@ def deletion_rankings(self: HybridReidentifier) -> tuple[str, ...]:
     "The neural channel's white-box estimates, best first (the BM25 channel is recomputed exactly under each)."
     return self.neural.deletion_rankings
 
+
 @patch
-def score_with_states(self: HybridReidentifier, texts: Sequence[str], ranking: str = "pooled",
-                      batch_size: int | None = 64) -> tuple[np.ndarray, list[HybridStates]]:
+def score_with_states(
+    self: HybridReidentifier, texts: Sequence[str], ranking: str = "pooled", batch_size: int | None = 64
+) -> tuple[np.ndarray, list[HybridStates]]:
     "Scores of `texts` and their `HybridStates`, one pass of the neural channel each."
     neural, states = self.neural.score_with_states(list(texts), ranking, batch_size)
     return self.combine(neural, list(texts)), [HybridStates(s, t) for s, t in zip(states, texts)]
 
+
 @patch
-def deletion_scores(self: HybridReidentifier, states: HybridStates, true_id: str | None, candidates: Sequence,
-                    deleted: Iterable[int] = (), ranking: str = "pooled") -> np.ndarray:
+def deletion_scores(
+    self: HybridReidentifier,
+    states: HybridStates,
+    true_id: str | None,
+    candidates: Sequence,
+    deleted: Iterable[int] = (),
+    ranking: str = "pooled",
+) -> np.ndarray:
     "Estimated goal score of each candidate masking (None: its scores): the neural `ranking` estimate plus the exact BM25 channel."
     neural = self.neural.deletion_scores(states.neural, None, candidates, deleted, ranking)
     scores = self.combine(neural, [_mask_units(states.text, {*deleted, *positions}) for _, positions in candidates])
@@ -154,41 +196,67 @@ def deletion_scores(self: HybridReidentifier, states: HybridStates, true_id: str
 
 # %% ../../nbs/13_hybrid.ipynb #26d1da1d
 LEXICAL_WEIGHTS = (0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)
-PAIR_DISTANCES = (0, 2)  # the channel's term sets to choose from: words only; words and order-free pairs at most two apart
+PAIR_DISTANCES = (
+    0,
+    2,
+)  # the channel's term sets to choose from: words only; words and order-free pairs at most two apart
 WEIGHT_CONDITIONS = ("unmasked", "30% types")  # the held-out conditions the weight is fitted on
+
 
 def channel_conditions(people: Sequence[Person], mask_fraction: float = 0.3, seed: int = 0) -> dict[str, list[str]]:
     "`people`'s documents unmasked, with a fixed fraction of word types masked, and after the named-entity baseline (spaCy)."
     documents = [p.document for p in people]
-    return {"unmasked": documents, "30% types": [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents],
-            "named entity": named_entity_redact(documents)}
+    return {
+        "unmasked": documents,
+        "30% types": [mask_fraction_of_types(d, mask_fraction, seed=seed) for d in documents],
+        "named entity": named_entity_redact(documents),
+    }
 
-def lexical_weight_table(neural_scores: np.ndarray, lexical_scores: np.ndarray, columns: np.ndarray,
-                         grid: Sequence[float] = LEXICAL_WEIGHTS) -> dict[float, float]:
+
+def lexical_weight_table(
+    neural_scores: np.ndarray, lexical_scores: np.ndarray, columns: np.ndarray, grid: Sequence[float] = LEXICAL_WEIGHTS
+) -> dict[float, float]:
     "Top-1 (the true column uniquely first) of `neural_scores + w · lexical_scores` for every weight w of `grid`."
     return {float(w): float(np.mean(ranks_from_scores(neural_scores + w * lexical_scores, columns) == 0)) for w in grid}
 
 # %% ../../nbs/13_hybrid.ipynb #074c694b
-def fitted_lexical_weight(neural: dict[str, np.ndarray], lexical: dict[str, np.ndarray], columns: np.ndarray,
-                          grid: Sequence[float] = LEXICAL_WEIGHTS) -> float:
+def fitted_lexical_weight(
+    neural: dict[str, np.ndarray],
+    lexical: dict[str, np.ndarray],
+    columns: np.ndarray,
+    grid: Sequence[float] = LEXICAL_WEIGHTS,
+) -> float:
     "The weight of `grid` with the best top-1 over the WEIGHT_CONDITIONS of per-condition scores (ties: the smaller weight)."
-    table = lexical_weight_table(np.concatenate([neural[c] for c in WEIGHT_CONDITIONS]),
-                                 np.concatenate([lexical[c] for c in WEIGHT_CONDITIONS]),
-                                 np.concatenate([columns] * len(WEIGHT_CONDITIONS)), grid)
+    table = lexical_weight_table(
+        np.concatenate([neural[c] for c in WEIGHT_CONDITIONS]),
+        np.concatenate([lexical[c] for c in WEIGHT_CONDITIONS]),
+        np.concatenate([columns] * len(WEIGHT_CONDITIONS)),
+        grid,
+    )
     return max(table, key=lambda w: (table[w], -w))
 
 # %% ../../nbs/13_hybrid.ipynb #59d8aa35
-def fit_lexical_channel(hybrid: HybridReidentifier, people: Sequence[Person], # held-out people whose documents choose the channel
-                        pair_distances: Sequence[int] = PAIR_DISTANCES, grid: Sequence[float] = LEXICAL_WEIGHTS,
-                        mask_fraction: float = 0.3, seed: int = 0) -> dict[int, dict]:
+def fit_lexical_channel(
+    hybrid: HybridReidentifier,
+    people: Sequence[Person],  # held-out people whose documents choose the channel
+    pair_distances: Sequence[int] = PAIR_DISTANCES,
+    grid: Sequence[float] = LEXICAL_WEIGHTS,
+    mask_fraction: float = 0.3,
+    seed: int = 0,
+) -> dict[int, dict]:
     "Set `hybrid`'s terms and weight from held-out documents; returns {distance: {'lexical_weight', 'top1' by condition, 'mean'}}."
     if not people or not pair_distances:
         raise ValueError(f"{hybrid.name}: no held-out people (or no pair distances) to fit the lexical channel on")
     conditions, columns = channel_conditions(people, mask_fraction, seed), hybrid.columns([p.person_id for p in people])
     neural, results, channels = {c: hybrid.neural.score(texts) for c, texts in conditions.items()}, {}, {}
     for distance in pair_distances:
-        channels[distance] = hybrid.bm25 if distance == hybrid.pair_distance else BM25Reidentifier(
-            hybrid.people, hybrid.k1, hybrid.b, name=f"{hybrid.name}.bm25", pair_distance=distance, k3=hybrid.k3)
+        channels[distance] = (
+            hybrid.bm25
+            if distance == hybrid.pair_distance
+            else BM25Reidentifier(
+                hybrid.people, hybrid.k1, hybrid.b, name=f"{hybrid.name}.bm25", pair_distance=distance, k3=hybrid.k3
+            )
+        )
         lexical = {c: standardise_rows(channels[distance].score(texts)) for c, texts in conditions.items()}
         weight = fitted_lexical_weight(neural, lexical, columns, grid)
         top1 = {c: lexical_weight_table(neural[c], lexical[c], columns, (weight,))[weight] for c in conditions}

@@ -29,14 +29,18 @@ __all__ = ['PROFILE_KEY', 'save_profile_embeddings', 'open_profile_embeddings', 
 # %% ../../nbs/12b_index.ipynb #a40a6c77
 PROFILE_KEY = "profile_embeddings"
 
+
 def _safetensors_header(n: int, dim: int) -> bytes:
     "The header of a safetensors file holding one float32 (n, dim) tensor, padded to 8 bytes."
     header = json.dumps({PROFILE_KEY: {"dtype": "F32", "shape": [n, dim], "data_offsets": [0, 4 * n * dim]}}).encode()
     return struct.pack("<Q", len(header) + -len(header) % 8) + header + b" " * (-len(header) % 8)
 
-def save_profile_embeddings(path: str | Path, chunks: np.ndarray | Iterable[np.ndarray], # G, or its rows in consecutive chunks
-                            n: int | None = None, # rows in all (needed when `chunks` is an iterable)
-                           ) -> Path:
+
+def save_profile_embeddings(
+    path: str | Path,
+    chunks: np.ndarray | Iterable[np.ndarray],  # G, or its rows in consecutive chunks
+    n: int | None = None,  # rows in all (needed when `chunks` is an iterable)
+) -> Path:
     "Write G (float32, rows in order) as a one-tensor safetensors file, chunk by chunk."
     n, chunks = (len(chunks), [chunks]) if isinstance(chunks, np.ndarray) else (n, chunks)
     if n is None:
@@ -67,32 +71,48 @@ def open_profile_embeddings(path: str | Path) -> np.ndarray:
         header = json.loads(f.read(length))
     entry = header.get(PROFILE_KEY) or {}
     shape, (start, end) = entry.get("shape", []), entry.get("data_offsets", [0, -1])
-    if entry.get("dtype") != "F32" or len(shape) != 2 or end - start != 4 * shape[0] * shape[1] or 8 + length + end != size:
-        raise ValueError(f"{path}: expected one float32 matrix {PROFILE_KEY!r} filling the file, found {entry or list(header)}")
+    if (
+        entry.get("dtype") != "F32"
+        or len(shape) != 2
+        or end - start != 4 * shape[0] * shape[1]
+        or 8 + length + end != size
+    ):
+        raise ValueError(
+            f"{path}: expected one float32 matrix {PROFILE_KEY!r} filling the file, found {entry or list(header)}"
+        )
     return np.memmap(path, dtype="<f4", mode="c", offset=8 + length + start, shape=tuple(shape))
 
 # %% ../../nbs/12b_index.ipynb #aa6dd4d1
 class ExactIndex:
     "Exact scores of (scaled) document embeddings against G, computed in chunks of rows: the default index."
+
     kind = "exact"
 
-    def __init__(self, embeddings: np.ndarray, # G (n_candidates, dim), float32; a memory map stays one
-                 chunk_size: int = 65_536): # rows of G scored at a time
+    def __init__(
+        self,
+        embeddings: np.ndarray,  # G (n_candidates, dim), float32; a memory map stays one
+        chunk_size: int = 65_536,
+    ):  # rows of G scored at a time
         if np.ndim(embeddings) != 2:
             raise ValueError(f"profile embeddings must be (candidates, dim), got shape {np.shape(embeddings)}")
         self.embeddings, self.chunk_size = embeddings, int(chunk_size)
 
-    def __len__(self): return len(self.embeddings)
+    def __len__(self):
+        return len(self.embeddings)
+
     @property
-    def dim(self) -> int: return self.embeddings.shape[1]
-    def __repr__(self): return f"{type(self).__name__}(candidates={len(self)}, dim={self.dim}, chunk_size={self.chunk_size})"
+    def dim(self) -> int:
+        return self.embeddings.shape[1]
+
+    def __repr__(self):
+        return f"{type(self).__name__}(candidates={len(self)}, dim={self.dim}, chunk_size={self.chunk_size})"
 
     def chunks(self, queries: np.ndarray):
         "(first column, scores of `queries` against that chunk of G) for each chunk, in order."
         queries = torch.as_tensor(np.asarray(queries, dtype=np.float32))
         with torch.inference_mode():
             for start in range(0, len(self), self.chunk_size):
-                rows = torch.from_numpy(np.asarray(self.embeddings[start:start + self.chunk_size], dtype=np.float32))
+                rows = torch.from_numpy(np.asarray(self.embeddings[start : start + self.chunk_size], dtype=np.float32))
                 yield start, (queries @ rows.T).numpy()
 
 # %% ../../nbs/12b_index.ipynb #5837f216
@@ -100,6 +120,7 @@ def _top(columns: np.ndarray, scores: np.ndarray, top_m: int) -> tuple[np.ndarra
     "Each row's `top_m` best (column, score) pairs, best first, ties to the lower column."
     order = np.lexsort((columns, -scores), axis=-1)[:, :top_m] if len(scores) else np.zeros((0, 0), dtype=np.int64)
     return np.take_along_axis(columns, order, 1), np.take_along_axis(scores, order, 1)
+
 
 def _check_top_m(top_m: int, n: int) -> int:
     if top_m < 1:
@@ -113,13 +134,18 @@ def scores(self: ExactIndex, queries: np.ndarray) -> np.ndarray:
     parts = [part for _, part in self.chunks(queries)]
     return np.concatenate(parts, axis=1) if parts else np.zeros((len(queries), 0), dtype=np.float32)
 
+
 @patch
 def search(self: ExactIndex, queries: np.ndarray, top_m: int) -> tuple[np.ndarray, np.ndarray]:
     "The `top_m` best candidates of each query: (columns int64, scores float32), each (n_queries, top_m), best first."
     top_m, best_columns, best = _check_top_m(top_m, len(self)), None, None
     for start, part in self.chunks(queries):
         m = min(top_m, part.shape[1])
-        local = np.argpartition(-part, m - 1, axis=1)[:, :m] if m < part.shape[1] else np.tile(np.arange(part.shape[1]), (len(part), 1))
+        local = (
+            np.argpartition(-part, m - 1, axis=1)[:, :m]
+            if m < part.shape[1]
+            else np.tile(np.arange(part.shape[1]), (len(part), 1))
+        )
         columns, scores = local + start, np.take_along_axis(part, local, 1)
         if best is not None:
             columns, scores = np.concatenate([best_columns, columns], 1), np.concatenate([best, scores], 1)
@@ -136,6 +162,7 @@ def _gathered_scores(embeddings: np.ndarray, queries: np.ndarray, columns: np.nd
         if columns.ndim == 1:
             return (queries @ rows.T).numpy()[:, where]
         return torch.einsum("nd,nmd->nm", queries, rows[torch.from_numpy(where.reshape(columns.shape))]).numpy()
+
 
 @patch
 def scores_of(self: ExactIndex, queries: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -163,33 +190,47 @@ def _faiss_index(kind: str, dim: int, n: int, nlist: int | None, hnsw_m: int):
     if kind == "hnsw":
         return faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT), None
     if kind == "ivf":
-        nlist = nlist or max(1, min(int(n ** 0.5), n // 39))
-        return faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT), nlist  # faiss keeps the quantizer
+        nlist = nlist or max(1, min(int(n**0.5), n // 39))
+        return faiss.IndexIVFFlat(
+            faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT
+        ), nlist  # faiss keeps the quantizer
     raise ValueError(f"FaissIndex kind must be 'flat', 'ivf' or 'hnsw', got {kind!r}")
 
 # %% ../../nbs/12b_index.ipynb #31210cd0
 class FaissIndex(ExactIndex):
     "FAISS finds the shortlist (`flat`: exact; `ivf`, `hnsw`: approximate); scores, ranks and `scores_of` stay exact from G."
-    def __init__(self, embeddings: np.ndarray, kind: str = "flat", # "flat", "ivf" or "hnsw"
-                 nlist: int | None = None, nprobe: int = 16, # ivf: cells (None: about √n), cells searched per query
-                 hnsw_m: int = 32, ef_search: int = 128, # hnsw: links per node, candidates kept while searching
-                 chunk_size: int = 65_536, seed: int = 0): # rows added (and exactly scored) at a time; the ivf sample's seed
+
+    def __init__(
+        self,
+        embeddings: np.ndarray,
+        kind: str = "flat",  # "flat", "ivf" or "hnsw"
+        nlist: int | None = None,
+        nprobe: int = 16,  # ivf: cells (None: about √n), cells searched per query
+        hnsw_m: int = 32,
+        ef_search: int = 128,  # hnsw: links per node, candidates kept while searching
+        chunk_size: int = 65_536,
+        seed: int = 0,
+    ):  # rows added (and exactly scored) at a time; the ivf sample's seed
         if faiss is None:
             raise ImportError("FaissIndex needs faiss-cpu: pip install 'deid_nb[faiss]'")
         super().__init__(embeddings, chunk_size)
         self.kind, self.nprobe, self.ef_search = kind, nprobe, ef_search
         self.faiss, self.nlist = _faiss_index(kind, self.dim, len(self), nlist, hnsw_m)
         if self.nlist:
-            sample = np.sort(np.random.default_rng(seed).choice(len(self), min(len(self), 32 * self.nlist), replace=False))
+            sample = np.sort(
+                np.random.default_rng(seed).choice(len(self), min(len(self), 32 * self.nlist), replace=False)
+            )
             self.faiss.train(np.ascontiguousarray(self.embeddings[sample], dtype=np.float32))
             self.faiss.nprobe = nprobe
         if kind == "hnsw":
             self.faiss.hnsw.efSearch = ef_search
         for start in range(0, len(self), self.chunk_size):
-            self.faiss.add(np.ascontiguousarray(self.embeddings[start:start + self.chunk_size], dtype=np.float32))
+            self.faiss.add(np.ascontiguousarray(self.embeddings[start : start + self.chunk_size], dtype=np.float32))
 
     def __repr__(self):
-        settings = {"ivf": f", nlist={self.nlist}, nprobe={self.nprobe}", "hnsw": f", ef_search={self.ef_search}"}.get(self.kind, "")
+        settings = {"ivf": f", nlist={self.nlist}, nprobe={self.nprobe}", "hnsw": f", ef_search={self.ef_search}"}.get(
+            self.kind, ""
+        )
         return f"FaissIndex(kind={self.kind!r}, candidates={len(self)}, dim={self.dim}{settings})"
 
 # %% ../../nbs/12b_index.ipynb #37a795dd
@@ -211,6 +252,7 @@ def shortlist_ranks(index: ExactIndex, queries: np.ndarray, true_columns: np.nda
     scores = index.scores_of(queries, listed)
     return ((scores[:, 1:] >= scores[:, :1]) & (listed[:, 1:] != true_columns[:, None])).sum(1)
 
+
 def shortlist_scores(index: ExactIndex, query: np.ndarray, true_column: int, top_m: int) -> np.ndarray:
     "One text's scores for `certify`: exact on its shortlist and the true column, -inf for every candidate not looked at."
     columns, _ = index.search(np.asarray(query, dtype=np.float32)[None], top_m)
@@ -220,9 +262,14 @@ def shortlist_scores(index: ExactIndex, query: np.ndarray, true_column: int, top
     return scores
 
 # %% ../../nbs/12b_index.ipynb #e941f10f
-def profile_index(model: BiEncoder, people: Sequence[Person], cache_dir: str | Path, # where G is cached
-                  kind: str = "exact", # "exact", or a `FaissIndex` kind: "flat", "ivf", "hnsw"
-                  batch_size: int = 64, **options) -> ExactIndex:
+def profile_index(
+    model: BiEncoder,
+    people: Sequence[Person],
+    cache_dir: str | Path,  # where G is cached
+    kind: str = "exact",  # "exact", or a `FaissIndex` kind: "flat", "ivf", "hnsw"
+    batch_size: int = 64,
+    **options,
+) -> ExactIndex:
     "An index over the memory-mapped profile embeddings of `people` (embedded and cached first if needed)."
     path = profile_cache_path(model, people, cache_dir)
     if not path.exists():

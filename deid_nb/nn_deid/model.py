@@ -32,25 +32,40 @@ __all__ = ['logger', 'BiEncoderConfig', 'tiny_config', 'pool', 'identity_project
 @dataclass
 class BiEncoderConfig:
     "Hyper-parameters of the bi-encoder f(x, z)ᵀ g(y)."
-    document_encoder: str = "minilm"  # f's encoder: Hugging Face name or local path ("minilm": the packaged all-MiniLM-L6-v2)
+
+    document_encoder: str = (
+        "minilm"  # f's encoder: Hugging Face name or local path ("minilm": the packaged all-MiniLM-L6-v2)
+    )
     profile_encoder: str = "minilm"  # g's encoder, likewise
-    embedding_dim: int | None = 3072  # projection size (paper: 768 → 3072); None keeps the encoder's size, no projection
+    embedding_dim: int | None = (
+        3072  # projection size (paper: 768 → 3072); None keeps the encoder's size, no projection
+    )
     normalize: bool = True  # score = scale × cosine; False: the paper's raw dot product
     logit_scale: float = 20.0  # initial (learned) scale of the scores
     max_document_tokens: int = 128  # documents are cut to this many tokens (paper: 128)
     max_profile_tokens: int = 128  # linearised profiles likewise
-    random_init: dict | None = None  # build both encoders from their config with these overrides and RANDOM weights (tests)
+    random_init: dict | None = (
+        None  # build both encoders from their config with these overrides and RANDOM weights (tests)
+    )
 
 # %% ../../nbs/10_model.ipynb #7e5fb487
 def tiny_config(**overrides) -> BiEncoderConfig:
     "A `BiEncoderConfig` with a tiny randomly initialised BERT on both sides (for tests; learns nothing useful)."
-    return BiEncoderConfig(**{"embedding_dim": 64, "random_init": TINY_ENCODER, "max_document_tokens": 64,
-                              "max_profile_tokens": 64, **overrides})
+    return BiEncoderConfig(
+        **{
+            "embedding_dim": 64,
+            "random_init": TINY_ENCODER,
+            "max_document_tokens": 64,
+            "max_profile_tokens": 64,
+            **overrides,
+        }
+    )
 
 # %% ../../nbs/10_model.ipynb #14f494d6
-def pool(hidden: torch.Tensor, # (batch, tokens, width) last hidden states
-         attention_mask: torch.Tensor, # (batch, tokens) 1 for real tokens, 0 for padding
-        ) -> torch.Tensor:
+def pool(
+    hidden: torch.Tensor,  # (batch, tokens, width) last hidden states
+    attention_mask: torch.Tensor,  # (batch, tokens) 1 for real tokens, 0 for padding
+) -> torch.Tensor:
     "One vector per sequence: the mean over real tokens."
     mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
@@ -68,6 +83,7 @@ def identity_projection(in_dim: int, out_dim: int) -> nn.Linear:
 # %% ../../nbs/10_model.ipynb #7bca9cc7
 class BiEncoder(nn.Module):
     "f(x, z) and g(y) with projections; score(x, y) = scale × f(x, z)ᵀ g(y) (cosine when `config.normalize`)."
+
     def __init__(self, config: BiEncoderConfig):
         super().__init__()
         self.config = config
@@ -78,34 +94,57 @@ class BiEncoder(nn.Module):
         self.log_logit_scale = nn.Parameter(torch.tensor(math.log(config.logit_scale)))
 
     def _projection(self, width: int) -> nn.Module:
-        return nn.Identity() if self.config.embedding_dim is None else identity_projection(width, self.config.embedding_dim)
+        return (
+            nn.Identity()
+            if self.config.embedding_dim is None
+            else identity_projection(width, self.config.embedding_dim)
+        )
 
     def __repr__(self):
         c = self.config
-        return (f"BiEncoder(f={c.document_encoder}, g={c.profile_encoder}, dim={c.embedding_dim}, "
-                f"normalize={c.normalize}, random_init={c.random_init is not None})")
+        return (
+            f"BiEncoder(f={c.document_encoder}, g={c.profile_encoder}, dim={c.embedding_dim}, "
+            f"normalize={c.normalize}, random_init={c.random_init is not None})"
+        )
 
 # %% ../../nbs/10_model.ipynb #c90d48b8
 def _prepare_documents(self, documents: Sequence[str]) -> list[str]:
     mask = tokenizer_mask_token(self.document_tokenizer)
     return [normalise_masks(d).replace(MASK_TOKEN, mask) for d in documents]
 
+
 def _as_profile_text(profile: str | Mapping[str, str]) -> str:
     return profile if isinstance(profile, str) else linearise_profile(profile)
 
-@patch
-def tokenize_documents(self: BiEncoder, documents: Sequence[str],
-                       pad_to_max_length: bool = False, # pad every batch to `max_document_tokens` (the naive way)
-                      ) -> dict:
-    "Tokenised documents (masks → the tokenizer's mask token), padded to the batch's longest, cut at `max_document_tokens`."
-    return self.document_tokenizer(_prepare_documents(self, documents), padding="max_length" if pad_to_max_length else True,
-                                   truncation=True, max_length=self.config.max_document_tokens, return_tensors="pt")
 
 @patch
-def tokenize_profiles(self: BiEncoder, profiles: Sequence[str | Mapping[str, str]], pad_to_max_length: bool = False) -> dict:
+def tokenize_documents(
+    self: BiEncoder,
+    documents: Sequence[str],
+    pad_to_max_length: bool = False,  # pad every batch to `max_document_tokens` (the naive way)
+) -> dict:
+    "Tokenised documents (masks → the tokenizer's mask token), padded to the batch's longest, cut at `max_document_tokens`."
+    return self.document_tokenizer(
+        _prepare_documents(self, documents),
+        padding="max_length" if pad_to_max_length else True,
+        truncation=True,
+        max_length=self.config.max_document_tokens,
+        return_tensors="pt",
+    )
+
+
+@patch
+def tokenize_profiles(
+    self: BiEncoder, profiles: Sequence[str | Mapping[str, str]], pad_to_max_length: bool = False
+) -> dict:
     "Tokenised profiles (dicts are linearised as `key || value` rows), padded to the batch's longest."
-    return self.profile_tokenizer([_as_profile_text(p) for p in profiles], padding="max_length" if pad_to_max_length else True,
-                                  truncation=True, max_length=self.config.max_profile_tokens, return_tensors="pt")
+    return self.profile_tokenizer(
+        [_as_profile_text(p) for p in profiles],
+        padding="max_length" if pad_to_max_length else True,
+        truncation=True,
+        max_length=self.config.max_profile_tokens,
+        return_tensors="pt",
+    )
 
 # %% ../../nbs/10_model.ipynb #e97a63e5
 def _embed(self: BiEncoder, encoder, projection, batch) -> torch.Tensor:
@@ -114,15 +153,19 @@ def _embed(self: BiEncoder, encoder, projection, batch) -> torch.Tensor:
     embedding = projection(pool(hidden, batch["attention_mask"]))
     return nn.functional.normalize(embedding, dim=-1) if self.config.normalize else embedding
 
+
 @patch
 def embed_documents(self: BiEncoder, batch) -> torch.Tensor:
     "f(x, z) for a tokenised batch of documents (keeps gradients)."
     return _embed(self, self.document_encoder, self.document_projection, batch)
 
+
 @patch
 def embed_profiles(self: BiEncoder, batch) -> torch.Tensor:
     "g(y) for a tokenised batch of profiles (keeps gradients)."
     return _embed(self, self.profile_encoder, self.profile_projection, batch)
+
+
 @patch(as_prop=True)
 def device(self: BiEncoder) -> torch.device:
     "Where the model's parameters live."
@@ -130,12 +173,14 @@ def device(self: BiEncoder) -> torch.device:
 
 # %% ../../nbs/10_model.ipynb #480d275d
 @patch
-def score_embeddings(self: BiEncoder,
-                     document_embeddings: torch.Tensor, # (n_documents, dim) f(x, z)
-                     profile_embeddings: torch.Tensor, # (n_candidates, dim) G, one row per candidate profile
-                    ) -> torch.Tensor:
+def score_embeddings(
+    self: BiEncoder,
+    document_embeddings: torch.Tensor,  # (n_documents, dim) f(x, z)
+    profile_embeddings: torch.Tensor,  # (n_candidates, dim) G, one row per candidate profile
+) -> torch.Tensor:
     "scale × f(x, z)ᵀ g(y) for every document and candidate: (n_documents, n_candidates)."
     return self.log_logit_scale.exp() * document_embeddings @ profile_embeddings.T
+
 
 @patch
 def log_probs(self: BiEncoder, document_embeddings: torch.Tensor, profile_embeddings: torch.Tensor) -> torch.Tensor:
@@ -152,9 +197,10 @@ def _encode(self: BiEncoder, items, tokenize, embed, text_of, batch_size: int, o
     was_training, chunks = self.training, []
     self.eval()
     from tqdm.auto import tqdm
+
     with torch.inference_mode():
         for start in tqdm(range(0, len(items), batch_size), disable=not progress, desc="encode"):
-            chunks.append(embed(tokenize([items[i] for i in order[start:start + batch_size]])).float().cpu())
+            chunks.append(embed(tokenize([items[i] for i in order[start : start + batch_size]])).float().cpu())
     self.train(was_training)
     embeddings = torch.cat(chunks) if chunks else torch.zeros(0, self.embedding_dim)
     embeddings = embeddings[torch.from_numpy(np.argsort(order, kind="stable"))]
@@ -163,21 +209,31 @@ def _encode(self: BiEncoder, items, tokenize, embed, text_of, batch_size: int, o
 
 # %% ../../nbs/10_model.ipynb #133a01db
 @patch
-def encode_documents(self: BiEncoder,
-                     documents: str | Sequence[str], # one document or a list; may contain mask tokens
-                     batch_size: int = 64, # documents per forward pass
-                     output: str = "numpy", # "numpy" or "torch"
-                     progress: bool = False, # show a tqdm bar
-                    ):
+def encode_documents(
+    self: BiEncoder,
+    documents: str | Sequence[str],  # one document or a list; may contain mask tokens
+    batch_size: int = 64,  # documents per forward pass
+    output: str = "numpy",  # "numpy" or "torch"
+    progress: bool = False,  # show a tqdm bar
+):
     "f(x, z) for one document (1-d) or a list (2-d), without gradients."
     return _encode(self, documents, self.tokenize_documents, self.embed_documents, str, batch_size, output, progress)
 
+
 @patch
-def encode_profiles(self: BiEncoder,
-                    profiles, # one profile (dict or linearised text) or a list of them
-                    batch_size: int = 64, output: str = "numpy", progress: bool = False):
+def encode_profiles(
+    self: BiEncoder,
+    profiles,  # one profile (dict or linearised text) or a list of them
+    batch_size: int = 64,
+    output: str = "numpy",
+    progress: bool = False,
+):
     "g(y) for one profile (1-d) or a list (2-d), without gradients."
-    return _encode(self, profiles, self.tokenize_profiles, self.embed_profiles, _as_profile_text, batch_size, output, progress)
+    return _encode(
+        self, profiles, self.tokenize_profiles, self.embed_profiles, _as_profile_text, batch_size, output, progress
+    )
+
+
 @patch(as_prop=True)
 def embedding_dim(self: BiEncoder) -> int:
     "The width of f and g's embeddings."
@@ -187,6 +243,7 @@ def embedding_dim(self: BiEncoder) -> int:
 def save_model(model: BiEncoder, directory: str | Path) -> Path:
     "Write `config.json` and `model.safetensors` (atomically) into `directory`."
     from safetensors.torch import save_file
+
     directory = Path(directory)
     with atomic_write(directory / "config.json") as f:
         json.dump(asdict(model.config), f, indent=1)
@@ -195,8 +252,17 @@ def save_model(model: BiEncoder, directory: str | Path) -> Path:
     return directory
 
 # %% ../../nbs/10_model.ipynb #45d1b831
-_CONFIG_TYPES = {"document_encoder": str, "profile_encoder": str, "embedding_dim": (int, type(None)), "normalize": bool,
-                 "logit_scale": (int, float), "max_document_tokens": int, "max_profile_tokens": int, "random_init": (dict, type(None))}
+_CONFIG_TYPES = {
+    "document_encoder": str,
+    "profile_encoder": str,
+    "embedding_dim": (int, type(None)),
+    "normalize": bool,
+    "logit_scale": (int, float),
+    "max_document_tokens": int,
+    "max_profile_tokens": int,
+    "random_init": (dict, type(None)),
+}
+
 
 def _read_config(path: Path) -> BiEncoderConfig:
     "The `BiEncoderConfig` in `path`, refusing unknown fields and values of the wrong type."
@@ -210,27 +276,36 @@ def _read_config(path: Path) -> BiEncoderConfig:
     return BiEncoderConfig(**fields)
 
 # %% ../../nbs/10_model.ipynb #aa98112b
-def load_model(directory: str | Path, device: str | None = None, # None: `deid_nb.core.resolve_device`'s rule
-               ) -> BiEncoder:
+def load_model(
+    directory: str | Path,
+    device: str | None = None,  # None: `deid_nb.core.resolve_device`'s rule
+) -> BiEncoder:
     "The `BiEncoder` saved in `directory` (architecture from the checked config, weights from the safetensors file)."
     from safetensors.torch import load_file
+
     directory = Path(directory)
     if not (directory / "model.safetensors").exists():
-        raise FileNotFoundError(f"{directory}: no model.safetensors (train the model first, see deid_nb.nn_deid.training)")
+        raise FileNotFoundError(
+            f"{directory}: no model.safetensors (train the model first, see deid_nb.nn_deid.training)"
+        )
     model, weights = BiEncoder(_read_config(directory / "config.json")), directory / "model.safetensors"
     try:
         model.load_state_dict(load_file(str(weights)))
     except (SafetensorError, RuntimeError, OSError) as error:  # truncated, corrupt, or another model's weights
-        raise ValueError(f"{weights}: not readable weights of this model ({str(error).splitlines()[0]}); "
-                         "train or save the model again") from None
+        raise ValueError(
+            f"{weights}: not readable weights of this model ({str(error).splitlines()[0]}); "
+            "train or save the model again"
+        ) from None
     return model.to(resolve_device(device))
 
 # %% ../../nbs/10_model.ipynb #db6fc072
 _PROFILE_SIDE = ("embedding_dim", "normalize", "max_profile_tokens", "random_init")
 
-def fingerprint(model: BiEncoder,
-                part: str = "all", # "all", or "profile": only what g(y) depends on (its config fields and weights)
-               ) -> str:
+
+def fingerprint(
+    model: BiEncoder,
+    part: str = "all",  # "all", or "profile": only what g(y) depends on (its config fields and weights)
+) -> str:
     "A short SHA-256 of the configuration and the weights: equal fingerprints, equal functions."
     config = asdict(model.config)
     if part == "profile":
@@ -250,6 +325,7 @@ def candidates_hash(people: Sequence[Person]) -> str:
         digest.update(f"{person.person_id}\x00{linearise_profile(person.profile)}\x01".encode())
     return digest.hexdigest()[:16]
 
+
 def profile_cache_path(model: BiEncoder, people: Sequence[Person], cache_dir: str | Path) -> Path:
     "The cache file of G for this model's profile side and these candidates."
     return Path(cache_dir) / f"profiles-{fingerprint(model, 'profile')}-{candidates_hash(people)}.safetensors"
@@ -258,21 +334,29 @@ def profile_cache_path(model: BiEncoder, people: Sequence[Person], cache_dir: st
 def _read_profile_cache(path: Path, shape: tuple[int, int]) -> torch.Tensor | None:
     "G from the cache file when it is readable and of `shape` (people × embedding size), else None with a warning naming the file."
     from safetensors.torch import load_file
+
     cached = read_cache(path, lambda p: load_file(str(p))["profile_embeddings"])
     if cached is not None and tuple(cached.shape) != shape:
-        logger.warning("%s: cached profile embeddings of shape %s, not %s (people × embedding size); recomputing them",
-                       path, tuple(cached.shape), shape)
+        logger.warning(
+            "%s: cached profile embeddings of shape %s, not %s (people × embedding size); recomputing them",
+            path,
+            tuple(cached.shape),
+            shape,
+        )
         return None
     return cached
 
 # %% ../../nbs/10_model.ipynb #979b9821
-def cached_profile_embeddings(model: BiEncoder, people: Sequence[Person],
-                              cache_dir: str | Path | None = None, # None: no disk cache
-                              batch_size: int = 64,
-                              embeddings: torch.Tensor | None = None, # already computed G: only store it
-                             ) -> torch.Tensor:
+def cached_profile_embeddings(
+    model: BiEncoder,
+    people: Sequence[Person],
+    cache_dir: str | Path | None = None,  # None: no disk cache
+    batch_size: int = 64,
+    embeddings: torch.Tensor | None = None,  # already computed G: only store it
+) -> torch.Tensor:
     "G for `people` (one row each): read from the cache if this model already embedded this pool, else computed and saved."
     from safetensors.torch import save_file
+
     path = profile_cache_path(model, people, cache_dir) if cache_dir else None
     cached = _read_profile_cache(path, (len(people), model.embedding_dim)) if embeddings is None and path else None
     if cached is not None:

@@ -32,23 +32,44 @@ __all__ = ['encoder_precision', 'NeuralReidentifier', 'TokenStates', 'token_stat
 def encoder_precision(reidentifier) -> contextlib.AbstractContextManager:
     "Autocast to the re-identifier's `encoder_dtype` for the document encoder's forward passes (nothing when it is None)."
     dtype = getattr(reidentifier, "encoder_dtype", None)
-    return torch.autocast(reidentifier.model.device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    return (
+        torch.autocast(reidentifier.model.device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    )
 
 # %% ../../nbs/12_neural.ipynb #f2b2d208
 class NeuralReidentifier(Reidentifier):
     "The bi-encoder as a re-identifier: G held in memory, documents embedded in batches under inference mode."
-    def __init__(self, model: BiEncoder, people: Sequence[Person], name: str = "nn",
-                 cache_dir: str | Path | None = None, # where G is cached (None: not cached)
-                 batch_size: int = 64, # documents per forward pass
-                 index=None): # a candidate index over G (`deid_nb.nn_deid.index`; None: G dense in memory, one product)
-        self.name, self.model, self.batch_size, self.cache_dir, self.index = name, model.eval(), batch_size, cache_dir, index
+
+    def __init__(
+        self,
+        model: BiEncoder,
+        people: Sequence[Person],
+        name: str = "nn",
+        cache_dir: str | Path | None = None,  # where G is cached (None: not cached)
+        batch_size: int = 64,  # documents per forward pass
+        index=None,
+    ):  # a candidate index over G (`deid_nb.nn_deid.index`; None: G dense in memory, one product)
+        self.name, self.model, self.batch_size, self.cache_dir, self.index = (
+            name,
+            model.eval(),
+            batch_size,
+            cache_dir,
+            index,
+        )
         super().__init__([p.person_id for p in people])
         if index is not None and (len(index), index.dim) != (len(people), model.embedding_dim):
-            raise ValueError(f"{name}: an index of {len(index)} × {index.dim} for {len(people)} people of {model.embedding_dim}-d")
-        self.profile_embeddings = (cached_profile_embeddings(model, people, cache_dir, batch_size).to(model.device) if index is None
-                                   else torch.from_numpy(np.asarray(index.embeddings)).to(model.device))  # a memory map stays one
+            raise ValueError(
+                f"{name}: an index of {len(index)} × {index.dim} for {len(people)} people of {model.embedding_dim}-d"
+            )
+        self.profile_embeddings = (
+            cached_profile_embeddings(model, people, cache_dir, batch_size).to(model.device)
+            if index is None
+            else torch.from_numpy(np.asarray(index.embeddings)).to(model.device)
+        )  # a memory map stays one
         self.scale = float(model.log_logit_scale.detach().exp())
-        self.encoder_dtype: torch.dtype | None = None  # the document encoder's autocast precision (None: full; see `reduced_precision`)
+        self.encoder_dtype: torch.dtype | None = (
+            None  # the document encoder's autocast precision (None: full; see `reduced_precision`)
+        )
         self.remember = 0  # embeddings of this many recent distinct documents kept, so a text seen again is not re-encoded (0: none)
         self._memory, self._memory_key = OrderedDict(), None
 
@@ -57,14 +78,23 @@ class NeuralReidentifier(Reidentifier):
         documents = list(documents)
         if not self.remember:
             with encoder_precision(self):
-                return self.model.encode_documents(documents, self.batch_size, output="torch").float().to(self.model.device)
-        key = (self.encoder_dtype, tuple(p._version for p in self.model.parameters()))  # new weights or precision: forget
+                return (
+                    self.model.encode_documents(documents, self.batch_size, output="torch")
+                    .float()
+                    .to(self.model.device)
+                )
+        key = (
+            self.encoder_dtype,
+            tuple(p._version for p in self.model.parameters()),
+        )  # new weights or precision: forget
         if key != self._memory_key:
             self._memory, self._memory_key = OrderedDict(), key
         if new := list(dict.fromkeys(d for d in documents if d not in self._memory)):
             with encoder_precision(self):
                 self._memory.update(zip(new, self.model.encode_documents(new, self.batch_size, output="torch").float()))
-        embedded = torch.stack([self._memory[d] for d in documents]) if documents else torch.zeros(0, self.model.embedding_dim)
+        embedded = (
+            torch.stack([self._memory[d] for d in documents]) if documents else torch.zeros(0, self.model.embedding_dim)
+        )
         for document in documents:
             self._memory.move_to_end(document)
         while len(self._memory) > self.remember:  # least recently used first
@@ -82,7 +112,8 @@ class NeuralReidentifier(Reidentifier):
         "Scores of each document against every candidate profile, float32 (n_documents, n_candidates)."
         return self.score_embeddings(self.embed_documents(documents))
 
-    def document_window(self): return self.model.document_tokenizer, self.model.config.max_document_tokens
+    def document_window(self):
+        return self.model.document_tokenizer, self.model.config.max_document_tokens
 
     def __repr__(self):
         return f"NeuralReidentifier(name={self.name!r}, model={self.model!r}, candidates={len(self.candidate_ids)})"
@@ -97,7 +128,9 @@ def add_profiles(self: NeuralReidentifier, people: Sequence[Person]) -> NeuralRe
     clash = sorted(set(new_ids) & set(self.candidate_ids)) or sorted({i for i in new_ids if new_ids.count(i) > 1})
     if clash:
         raise ValueError(f"{self.name}: id(s) already in the candidate pool: {clash[:3]}")
-    extra = self.model.encode_profiles([p.profile for p in people], self.batch_size, output="torch").to(self.model.device)
+    extra = self.model.encode_profiles([p.profile for p in people], self.batch_size, output="torch").to(
+        self.model.device
+    )
     self.profile_embeddings = torch.cat([self.profile_embeddings, extra])
     Reidentifier.__init__(self, self.candidate_ids + new_ids)
     return self
@@ -112,6 +145,7 @@ def score_columns(self: NeuralReidentifier, documents: Sequence[str], columns: S
     with torch.inference_mode():
         chosen = self.profile_embeddings[torch.as_tensor(columns, device=self.profile_embeddings.device)]
         return (queries @ chosen.T).float().cpu().numpy()
+
 
 @patch
 def shortlist(self: NeuralReidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
@@ -144,39 +178,57 @@ def _token_units(text: str, offsets) -> np.ndarray:
             unit_of[t] = unit
     return unit_of
 
+
 @dataclass
 class TokenStates:
     "A text's final hidden states, one row per token, and the unit each token belongs to (-1: special tokens)."
+
     hidden: torch.Tensor  # (n_tokens, width)
     unit_of: np.ndarray  # (n_tokens,)
     before_last: torch.Tensor | None = None  # (n_tokens, width): the input of the encoder's last layer, when asked for
 
 # %% ../../nbs/12_neural.ipynb #1d8c5698
-def token_states(reidentifier: NeuralReidentifier, texts: Sequence[str], batch_size: int = 64,
-                 before_last: bool = False, # also keep the last layer's input (for `last_layer_deletion_scores`)
-                ) -> list[TokenStates]:
+def token_states(
+    reidentifier: NeuralReidentifier,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    before_last: bool = False,  # also keep the last layer's input (for `last_layer_deletion_scores`)
+) -> list[TokenStates]:
     "Token states of each text: batched forward passes through the re-identifier's document encoder."
     model, tokenizer = reidentifier.model, reidentifier.model.document_tokenizer
     mask, states = tokenizer_mask_token(tokenizer), []
     if len(mask) > len(MASK_TOKEN):
         raise ValueError(f"the tokenizer's mask token {mask!r} is longer than {MASK_TOKEN!r}")
     for start in range(0, len(texts), batch_size):
-        chunk = list(texts[start:start + batch_size])
-        batch = tokenizer([normalise_masks(t).replace(MASK_TOKEN, mask.ljust(len(MASK_TOKEN))) for t in chunk], padding=True,
-                          truncation=True, max_length=model.config.max_document_tokens, return_tensors="pt",
-                          return_offsets_mapping=True, pad_to_multiple_of=16)  # few shapes: reduced-precision kernels are reused
+        chunk = list(texts[start : start + batch_size])
+        batch = tokenizer(
+            [normalise_masks(t).replace(MASK_TOKEN, mask.ljust(len(MASK_TOKEN))) for t in chunk],
+            padding=True,
+            truncation=True,
+            max_length=model.config.max_document_tokens,
+            return_tensors="pt",
+            return_offsets_mapping=True,
+            pad_to_multiple_of=16,
+        )  # few shapes: reduced-precision kernels are reused
         offsets, lengths = batch.pop("offset_mapping"), batch["attention_mask"].sum(1).tolist()
         with torch.inference_mode(), encoder_precision(reidentifier):
-            output = model.document_encoder(**{k: v.to(model.device) for k, v in batch.items()}, output_hidden_states=before_last)
+            output = model.document_encoder(
+                **{k: v.to(model.device) for k, v in batch.items()}, output_hidden_states=before_last
+            )
         hidden, inputs = output.last_hidden_state.float(), output.hidden_states[-2].float() if before_last else None
-        states += [TokenStates(hidden[i, :n], _token_units(t, offsets[i, :n].tolist()), None if inputs is None else inputs[i, :n])
-                   for i, (t, n) in enumerate(zip(chunk, lengths))]
+        states += [
+            TokenStates(
+                hidden[i, :n], _token_units(t, offsets[i, :n].tolist()), None if inputs is None else inputs[i, :n]
+            )
+            for i, (t, n) in enumerate(zip(chunk, lengths))
+        ]
     return states
 
 # %% ../../nbs/12_neural.ipynb #4c656f1c
 @patch
-def score_with_states(self: NeuralReidentifier, texts: Sequence[str], ranking: str = "pooled",
-                      batch_size: int | None = 64) -> tuple[np.ndarray, list[TokenStates]]:
+def score_with_states(
+    self: NeuralReidentifier, texts: Sequence[str], ranking: str = "pooled", batch_size: int | None = 64
+) -> tuple[np.ndarray, list[TokenStates]]:
     "Scores of `texts` and their token states (with the last layer's input for `ranking='last_layer'`), one forward pass each."
     states = token_states(self, list(texts), batch_size or 64, before_last=ranking == "last_layer")
     if not states:
@@ -193,27 +245,38 @@ def _estimated(reidentifier: NeuralReidentifier, pooled: torch.Tensor, true_id: 
     embedding = reidentifier.model.document_projection(pooled)
     if reidentifier.model.config.normalize:
         embedding = torch.nn.functional.normalize(embedding, dim=-1)
-    scores = reidentifier.model.score_embeddings(embedding, reidentifier.profile_embeddings.to(embedding.dtype)).float().cpu().numpy()
+    scores = (
+        reidentifier.model.score_embeddings(embedding, reidentifier.profile_embeddings.to(embedding.dtype))
+        .float()
+        .cpu()
+        .numpy()
+    )
     return scores if true_id is None else goal_scores(scores, int(reidentifier.columns([true_id])[0]))
 
 # %% ../../nbs/12_neural.ipynb #d9bd317c
-def kept_tokens(unit_of: np.ndarray, # the unit of each token (-1: special tokens)
-                candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings
-                deleted: Iterable[int] = (), # units masked already, deleted by every candidate
-               ) -> torch.Tensor:
+def kept_tokens(
+    unit_of: np.ndarray,  # the unit of each token (-1: special tokens)
+    candidates: Sequence[tuple[str, tuple[int, ...]]],  # (word, unit positions) maskings
+    deleted: Iterable[int] = (),  # units masked already, deleted by every candidate
+) -> torch.Tensor:
     "(candidates, tokens): 1.0 where the candidate masking keeps the token, 0.0 where it deletes it."
     units, deleted = np.asarray(unit_of), list(deleted)
     rows = np.repeat(np.arange(len(candidates)), [len(p) for _, p in candidates])
     columns = np.array([u for _, p in candidates for u in p], dtype=np.int64)
-    member = np.zeros((len(candidates), max([units.max(initial=-1), *columns, *deleted]) + 2), dtype=bool)  # last column: units -1
+    member = np.zeros(
+        (len(candidates), max([units.max(initial=-1), *columns, *deleted]) + 2), dtype=bool
+    )  # last column: units -1
     member[rows, columns], member[:, deleted] = True, True
     return torch.from_numpy((~member[:, units]).astype(np.float32))
 
 # %% ../../nbs/12_neural.ipynb #f8d4298d
-def pooled_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str | None, # whose goal scores (None: all scores)
-                           candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings to estimate
-                           deleted: Iterable[int] = (), # units masked since `states` was computed
-                          ) -> np.ndarray:
+def pooled_deletion_scores(
+    reidentifier: NeuralReidentifier,
+    states: TokenStates,
+    true_id: str | None,  # whose goal scores (None: all scores)
+    candidates: Sequence[tuple[str, tuple[int, ...]]],  # (word, unit positions) maskings to estimate
+    deleted: Iterable[int] = (),  # units masked since `states` was computed
+) -> np.ndarray:
     "Estimated goal score of each candidate masking: its word pieces deleted from the mean of the token states."
     kept = kept_tokens(states.unit_of, candidates, deleted)
     with torch.inference_mode():
@@ -226,11 +289,14 @@ def _bert_last_layer(model: BiEncoder):
     layers = getattr(getattr(model.document_encoder, "encoder", None), "layer", None)
     layer = layers[-1] if layers is not None and len(layers) else None
     attention = getattr(getattr(layer, "attention", None), "self", None)
-    if attention is None or not all(hasattr(attention, n) for n in ("query", "key", "value", "num_attention_heads", "attention_head_size")):
+    if attention is None or not all(
+        hasattr(attention, n) for n in ("query", "key", "value", "num_attention_heads", "attention_head_size")
+    ):
         return None
     if getattr(attention, "position_embedding_type", "absolute") != "absolute" or not hasattr(layer, "intermediate"):
         return None
     return layer
+
 
 def _last_attention(layer: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "The last layer's attention weights P (heads, tokens, tokens) and values (heads, tokens, head_size) for its input `x`."
@@ -240,12 +306,14 @@ def _last_attention(layer: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tens
         q, k, v = (split(getattr(attention, name)(x)) for name in ("query", "key", "value"))
         return torch.softmax(q @ k.transpose(1, 2) / q.shape[-1] ** 0.5, dim=-1), v
 
+
 def _estimate_dtype(dtype: str | torch.dtype, device: torch.device) -> torch.dtype:
     "`dtype`, with 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
     return native_dtype(dtype, device)
 
 # %% ../../nbs/12_neural.ipynb #d7597344
 _LAYER_COPIES = weakref.WeakKeyDictionary()  # layer → {dtype: (weights version, copy)}; gone with the layer
+
 
 def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
     "`layer` itself (float32) or a cached copy in `dtype`, refreshed when the layer's weights change (e.g. training)."
@@ -258,31 +326,44 @@ def _layer_in(layer: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
     return copies[dtype][1]
 
 # %% ../../nbs/12_neural.ipynb #b1a7e003
-def last_layer_deletion_scores(reidentifier: NeuralReidentifier, states: TokenStates, true_id: str | None, # whose goal scores (None: all scores)
-                               candidates: Sequence[tuple[str, tuple[int, ...]]], # (word, unit positions) maskings to estimate
-                               deleted: Iterable[int] = (), # units masked since `states` was computed
-                               rows: int | None = 64, # at most this many tokens recomputed per candidate, those that moved most (None: no cap)
-                               min_moved: float = 0.01, # and only tokens with at least this attention mass on the deleted ones (head mean)
-                               dtype: str | torch.dtype = "auto", # precision of that recomputation ("auto": see above)
-                              ) -> np.ndarray:
+def last_layer_deletion_scores(
+    reidentifier: NeuralReidentifier,
+    states: TokenStates,
+    true_id: str | None,  # whose goal scores (None: all scores)
+    candidates: Sequence[tuple[str, tuple[int, ...]]],  # (word, unit positions) maskings to estimate
+    deleted: Iterable[int] = (),  # units masked since `states` was computed
+    rows: int | None = 64,  # at most this many tokens recomputed per candidate, those that moved most (None: no cap)
+    min_moved: float = 0.01,  # and only tokens with at least this attention mass on the deleted ones (head mean)
+    dtype: str | torch.dtype = "auto",  # precision of that recomputation ("auto": see above)
+) -> np.ndarray:
     "Estimated goal score of each candidate masking: its word pieces deleted from the last layer's attention and from the mean."
     layer, x, final = _bert_last_layer(reidentifier.model), states.before_last, states.hidden
     if layer is None or x is None:
-        raise ValueError(f"{reidentifier!r}: the last-layer estimate needs a BERT-style encoder and token states with "
-                         "`before_last` (token_states(..., before_last=True))")
+        raise ValueError(
+            f"{reidentifier!r}: the last-layer estimate needs a BERT-style encoder and token states with "
+            "`before_last` (token_states(..., before_last=True))"
+        )
     keep, attention, values = kept_tokens(states.unit_of, candidates, deleted).to(x.device), *_last_attention(layer, x)
     with torch.inference_mode():
-        moved = (attention.mean(0) @ (1 - keep).T).T * keep  # (candidates, tokens): mass each kept token puts on the deleted ones
+        moved = (
+            attention.mean(0) @ (1 - keep).T
+        ).T * keep  # (candidates, tokens): mass each kept token puts on the deleted ones
         if rows is not None and rows < moved.shape[1]:
             moved = moved * (moved >= moved.topk(rows, dim=1).values[:, -1:])
-        which, token = (moved > min_moved).nonzero(as_tuple=True)  # the (candidate, token) pairs recomputed, as one batch
+        which, token = (moved > min_moved).nonzero(
+            as_tuple=True
+        )  # the (candidate, token) pairs recomputed, as one batch
         on_gone = attention[:, token] * (1 - keep)[which]  # (heads, pairs, tokens): attention on the deleted keys
-        context = ((attention @ values)[:, token] - on_gone @ values) / (1 - on_gone.sum(-1, keepdim=True)).clamp(min=1e-6)
+        context = ((attention @ values)[:, token] - on_gone @ values) / (1 - on_gone.sum(-1, keepdim=True)).clamp(
+            min=1e-6
+        )
         cheap = _layer_in(layer, _estimate_dtype(dtype, x.device))
         kind = next(cheap.parameters()).dtype
-        blocks = lambda t: torch.nn.functional.pad(t.to(kind), (0, 0, 0, -len(token) % 128))  # whole blocks of 128: few shapes
+        blocks = lambda t: torch.nn.functional.pad(
+            t.to(kind), (0, 0, 0, -len(token) % 128)
+        )  # whole blocks of 128: few shapes
         attended = cheap.attention.output(blocks(context.transpose(0, 1).flatten(1)), blocks(x[token]))
-        recomputed = cheap.output(cheap.intermediate(attended), attended)[:len(token)].float()
+        recomputed = cheap.output(cheap.intermediate(attended), attended)[: len(token)].float()
         total = (keep @ final).index_add_(0, which, recomputed - final[token])
         return _estimated(reidentifier, total / keep.sum(1, keepdim=True).clamp(min=1.0), true_id)
 
@@ -292,9 +373,16 @@ def deletion_rankings(self: NeuralReidentifier) -> tuple[str, ...]:
     "The white-box estimates this model offers, best first."
     return ("last_layer", "pooled") if _bert_last_layer(self.model) is not None else ("pooled",)
 
+
 @patch
-def deletion_scores(self: NeuralReidentifier, states: TokenStates, true_id: str | None, candidates: Sequence, deleted: Iterable[int] = (),
-                    ranking: str = "pooled") -> np.ndarray:
+def deletion_scores(
+    self: NeuralReidentifier,
+    states: TokenStates,
+    true_id: str | None,
+    candidates: Sequence,
+    deleted: Iterable[int] = (),
+    ranking: str = "pooled",
+) -> np.ndarray:
     "Estimated goal score of each candidate masking of the text `states` came from, by the `ranking` estimate (None: its scores)."
     if ranking not in self.deletion_rankings:
         raise ValueError(f"{self!r} offers no {ranking!r} estimate; it offers {self.deletion_rankings}")

@@ -31,7 +31,10 @@ def masked_spans(original: str, masked: str) -> list[tuple[int, int]]:
             spans.append(match.span())
     return spans
 
-def apply_spans(original: str, spans: Sequence[tuple[int, int]], placeholder: str = MASK_TOKEN, end: int | None = None) -> str:
+
+def apply_spans(
+    original: str, spans: Sequence[tuple[int, int]], placeholder: str = MASK_TOKEN, end: int | None = None
+) -> str:
     "`original[:end]` with each span replaced by `placeholder`."
     pieces, last = [], 0
     for start, stop in sorted(spans):
@@ -42,11 +45,12 @@ def apply_spans(original: str, spans: Sequence[tuple[int, int]], placeholder: st
 # %% ../../nbs/16b_operators.ipynb #97b22805
 _JOINABLE = re.compile(r"[\s\-'’]*")
 
+
 def merge_spans(original: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     "The spans with neighbours separated only by whitespace, hyphens or apostrophes joined into one."
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
-        if merged and _JOINABLE.fullmatch(original[merged[-1][1]:start]):
+        if merged and _JOINABLE.fullmatch(original[merged[-1][1] : start]):
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
@@ -55,23 +59,29 @@ def merge_spans(original: str, spans: Sequence[tuple[int, int]]) -> list[tuple[i
 # %% ../../nbs/16b_operators.ipynb #4536252e
 QUASI_IDENTIFIER = "QUASI_IDENTIFIER"
 
+
 @functools.lru_cache(maxsize=4096)
 def _entities(text: str) -> tuple:
     "(start, end, label) of the named entities of `text` (the packaged spaCy model, each text once)."
     return tuple((e.start_char, e.end_char, e.label_) for e in load_spacy()(text).ents)
 
+
 def entity_types(original: str, spans: Sequence[tuple[int, int]], use_ner: bool = True) -> list[str]:
     "The spaCy entity label each span overlaps (the first), else `QUASI_IDENTIFIER`."
     entities = _entities(original) if use_ner and spans else []
-    return [next((label for s, e, label in entities if s < end and start < e), QUASI_IDENTIFIER) for start, end in spans]
+    return [
+        next((label for s, e, label in entities if s < end and start < e), QUASI_IDENTIFIER) for start, end in spans
+    ]
 
 # %% ../../nbs/16b_operators.ipynb #f8e3978e
 OPERATORS = ("replace", "redact", "hash", "pseudonym")
 PSEUDONYM_SCOPES = ("document", "corpus")
 
+
 @dataclass
 class Span:
     "A released span in Presidio's terms: where it was in the original, its type and score, the operator and what it wrote."
+
     start: int
     end: int
     entity_type: str = QUASI_IDENTIFIER
@@ -79,12 +89,14 @@ class Span:
     operator: str = "replace"
     replacement: str = MASK_TOKEN
 
-    def to_dict(self) -> dict: return asdict(self)
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 # %% ../../nbs/16b_operators.ipynb #2055fc58
 @dataclass
 class Operator:
     "Writes the released text for a masked text: spans merged, typed, and replaced by `name`'s rule."
+
     name: str = "replace"  # one of OPERATORS
     placeholder: str = MASK_TOKEN  # replace: the text written; "{entity_type}" is filled in
     merge: bool = True  # join adjacent masked words into one span
@@ -125,14 +137,17 @@ def released_spans(operator: Operator, original: str, masked: str) -> list[Span]
     spans = masked_spans(original, masked)
     spans = merge_spans(original, spans) if operator.merge else spans
     numbers = operator._numbers if operator.scope == "corpus" else {}
-    return [Span(start, end, label, 1.0, operator.name, _replacement(operator, numbers, label, original[start:end]))
-            for (start, end), label in zip(spans, entity_types(original, spans, operator.use_ner))]
+    return [
+        Span(start, end, label, 1.0, operator.name, _replacement(operator, numbers, label, original[start:end]))
+        for (start, end), label in zip(spans, entity_types(original, spans, operator.use_ner))
+    ]
+
 
 def release_text(original: str, spans: Sequence[Span], end: int | None = None) -> str:
     "`original[:end]` with each span replaced by its replacement."
     pieces, last = [], 0
     for span in sorted(spans, key=lambda s: s.start):
-        pieces += [original[last:span.start], span.replacement]
+        pieces += [original[last : span.start], span.replacement]
         last = span.end
     return "".join(pieces) + original[last:end]
 
@@ -142,6 +157,7 @@ def _visible_end(original: str, masked: str) -> int | None:
     matches, visible = list(UNIT_PATTERN.finditer(original)), len(UNIT_PATTERN.findall(masked))
     return None if visible >= len(matches) else matches[visible - 1].end() if visible else 0
 
+
 @patch
 def __call__(self: Operator, original: str, masked: str) -> str:
     "The released text: `original` with the spans `masked` hides written by this operator."
@@ -150,12 +166,16 @@ def __call__(self: Operator, original: str, masked: str) -> str:
 # %% ../../nbs/16b_operators.ipynb #8ae40e0c
 _MASK_RUN = re.compile(re.escape(MASK_TOKEN) + r"(?:[\s\-'’]*" + re.escape(MASK_TOKEN) + ")*")
 
+
 @patch
 def preview(self: Operator, masked: str) -> str:
     "The released text as far as the masked text alone says: each mask (run, when merging) replaced by the operator's stand-in."
     runs = _MASK_RUN if self.merge else re.compile(re.escape(MASK_TOKEN))
     numbers = iter(range(1, len(masked) + 2))
-    stand_in = {"replace": lambda: self.placeholder.replace("{entity_type}", QUASI_IDENTIFIER), "redact": lambda: "",
-                "hash": lambda: hashlib.sha256((self.salt or "").encode("utf-8")).hexdigest(),
-                "pseudonym": lambda: f"{QUASI_IDENTIFIER}_{next(numbers)}"}[self.name]
+    stand_in = {
+        "replace": lambda: self.placeholder.replace("{entity_type}", QUASI_IDENTIFIER),
+        "redact": lambda: "",
+        "hash": lambda: hashlib.sha256((self.salt or "").encode("utf-8")).hexdigest(),
+        "pseudonym": lambda: f"{QUASI_IDENTIFIER}_{next(numbers)}",
+    }[self.name]
     return runs.sub(lambda match: stand_in(), masked)

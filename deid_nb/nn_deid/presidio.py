@@ -20,24 +20,40 @@ PRESIDIO_OPERATORS = ("replace", "redact", "hash")  # Presidio operators the rec
 # %% ../../nbs/19b_presidio.ipynb #7704a5d3
 class NNDeidRecognizer(EntityRecognizer):
     "Presidio recognizer: the spans NN DeID masks so that the re-identifier no longer ranks the person in its top k."
+
     ENTITY = "QUASI_IDENTIFIER"
-    def __init__(self, deidentifier: Deidentifier,
-                 person_of: Callable[[str], str] | None = None, # text -> candidate id (None: the re-identifier's first guess)
-                 k: int | None = None, # privacy level (None: the deidentifier's)
-                 entity: str = ENTITY, language: str = "en",
-                 operator: str = "replace", # what the anonymizer will write: one of PRESIDIO_OPERATORS
-                 new_value: str | None = None, # replace: the text written (None: Presidio's default "<ENTITY>")
-                 salt: str | None = None): # hash: the salt (None: a random one, kept for `operators()`)
+
+    def __init__(
+        self,
+        deidentifier: Deidentifier,
+        person_of: Callable[[str], str] | None = None,  # text -> candidate id (None: the re-identifier's first guess)
+        k: int | None = None,  # privacy level (None: the deidentifier's)
+        entity: str = ENTITY,
+        language: str = "en",
+        operator: str = "replace",  # what the anonymizer will write: one of PRESIDIO_OPERATORS
+        new_value: str | None = None,  # replace: the text written (None: Presidio's default "<ENTITY>")
+        salt: str | None = None,
+    ):  # hash: the salt (None: a random one, kept for `operators()`)
         if operator not in PRESIDIO_OPERATORS:
             raise ValueError(f"the recognizer certifies Presidio's {PRESIDIO_OPERATORS} operators, not {operator!r}")
         d = deidentifier
-        self.deidentifier = Deidentifier(d.reidentifier, d.people, d.k, search=d.search, long_documents=d.long_documents,
-                                         always_mask=d.always_mask, never_mask=d.never_mask)
-        self.deidentifier.operator = Operator(operator, new_value or f"<{entity}>", merge=True, use_ner=False, salt=salt)
+        self.deidentifier = Deidentifier(
+            d.reidentifier,
+            d.people,
+            d.k,
+            search=d.search,
+            long_documents=d.long_documents,
+            always_mask=d.always_mask,
+            never_mask=d.never_mask,
+        )
+        self.deidentifier.operator = Operator(
+            operator, new_value or f"<{entity}>", merge=True, use_ner=False, salt=salt
+        )
         self.person_of, self.k = person_of, k
         super().__init__(supported_entities=[entity], name="NNDeidRecognizer", supported_language=language)
 
-    def load(self): pass  # the de-identifier is built (or loaded with Deidentifier.from_pretrained) beforehand
+    def load(self):
+        pass  # the de-identifier is built (or loaded with Deidentifier.from_pretrained) beforehand
 
 # %% ../../nbs/19b_presidio.ipynb #9a005f74
 @patch
@@ -48,16 +64,23 @@ def person(self: NNDeidRecognizer, text: str) -> str:
         raise ValueError(f"{self.name}: person_of gave {person!r}, which is not in the re-identifier's candidate pool")
     return person
 
+
 @patch
 def operators(self: NNDeidRecognizer) -> dict[str, OperatorConfig]:
     "The anonymizer's operator for this recognizer's entities: the one its certificates were computed for."
     operator, entity = self.deidentifier.operator, self.supported_entities[0]
-    params = {"replace": {"new_value": operator.placeholder}, "redact": {}, "hash": {"hash_type": "sha256", "salt": operator.salt}}
+    params = {
+        "replace": {"new_value": operator.placeholder},
+        "redact": {},
+        "hash": {"hash_type": "sha256", "salt": operator.salt},
+    }
     return {entity: OperatorConfig(operator.name, params[operator.name])}
 
 # %% ../../nbs/19b_presidio.ipynb #fbe7d0f2
 @patch
-def analyze(self: NNDeidRecognizer, text: str, entities: list[str] | None = None, nlp_artifacts=None) -> list[RecognizerResult]:
+def analyze(
+    self: NNDeidRecognizer, text: str, entities: list[str] | None = None, nlp_artifacts=None
+) -> list[RecognizerResult]:
     "The masked spans of `text` as `RecognizerResult`s (none when `entities` leaves out this recognizer's type)."
     entity = self.supported_entities[0]
     if entities and entity not in entities:
@@ -65,6 +88,9 @@ def analyze(self: NNDeidRecognizer, text: str, entities: list[str] | None = None
     redactions = self.deidentifier.transform([text], [self.person(text)], k=self.k, progress=False)
     if not redactions:
         return []
-    meta = {RecognizerResult.RECOGNIZER_NAME_KEY: self.name, RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
-            "certificate": redactions[0].certificate.to_dict()}
+    meta = {
+        RecognizerResult.RECOGNIZER_NAME_KEY: self.name,
+        RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
+        "certificate": redactions[0].certificate.to_dict(),
+    }
     return [RecognizerResult(entity, s.start, s.end, s.score, recognition_metadata=meta) for s in redactions[0].spans]

@@ -29,52 +29,82 @@ __all__ = ['logger', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'EVALUATION_ENSEMB
 @dataclass(frozen=True)
 class NeuralSpec:
     "A named neural re-identifier: what it is, and its model and training configurations."
+
     description: str
     model: BiEncoderConfig = field(default_factory=BiEncoderConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
 
+
 @dataclass(frozen=True)
 class HybridSpec:
     "A named hybrid: a registered neural re-identifier plus the standardised BM25 channel (`HybridReidentifier`)."
+
     description: str
     neural: str = "nn_uniform"  # registry name of the neural part
     lexical_weight: float | None = None  # None: fitted on the dataset's validation documents (`fit_lexical_channel`)
     k1: float = 1.2  # the BM25 channel's parameters (see `HybridReidentifier`)
     b: float = 0.75
-    pair_distance: int | None = None  # None: chosen with the weight on the validation documents from PAIR_DISTANCES (`fit_lexical_channel`)
+    pair_distance: int | None = (
+        None  # None: chosen with the weight on the validation documents from PAIR_DISTANCES (`fit_lexical_channel`)
+    )
     k3: float | None = 0.0
 
 # %% ../../nbs/14_registry.ipynb #4da9ae5c
 REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
-    "nn_uniform": NeuralSpec("MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the paper's NN ReID)",
-                             BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2)),
-    "nn_idf": NeuralSpec("MiniLM f and g, mean pooling, 3072-d projection, IDF-weighted masking prior, 1 epoch",
-                         training=TrainingConfig(masking_prior="idf")),
-    "nn_compact": NeuralSpec("MiniLM f and g, no projection (384-d), documents cut at 96 tokens, prior p ~ U(0, 0.7), label smoothing 0.01",
-                             BiEncoderConfig(embedding_dim=None, max_document_tokens=96),
-                             TrainingConfig(mask_max_rate=0.7, label_smoothing=0.01, seed=1)),
-    "nn_unfrozen": NeuralSpec("nn_uniform with all six layers trained (frozen_layers=0), 2 epochs: the neural part of the default",
-                              BiEncoderConfig(embedding_dim=None), TrainingConfig(epochs=2, frozen_layers=0)),
-    "nn_uniform_bm25": HybridSpec("nn_uniform plus the standardised BM25 channel, terms and weight fitted on validation documents (not in the paper)"),
-    "nn_unfrozen_bm25": HybridSpec("nn_unfrozen plus the standardised BM25 channel, terms and weight fitted on validation documents "
-                                   "(not in the paper; the default)", neural="nn_unfrozen"),
-    "nn_recipe": NeuralSpec("the paper's recipe on MiniLM: all layers and embeddings trained, 3,072-d projection, coordinate ascent "
-                            "(g trained in epoch 1, G recomputed), uniform prior, 3 epochs, linear decay (figures/nn_deid/levers_recipe_sweep_*)",
-                            BiEncoderConfig(), TrainingConfig(epochs=3, frozen_layers=0, freeze_embeddings=False, profile_epochs=(1,))),
+    "nn_uniform": NeuralSpec(
+        "MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the paper's NN ReID)",
+        BiEncoderConfig(embedding_dim=None),
+        TrainingConfig(epochs=2),
+    ),
+    "nn_idf": NeuralSpec(
+        "MiniLM f and g, mean pooling, 3072-d projection, IDF-weighted masking prior, 1 epoch",
+        training=TrainingConfig(masking_prior="idf"),
+    ),
+    "nn_compact": NeuralSpec(
+        "MiniLM f and g, no projection (384-d), documents cut at 96 tokens, prior p ~ U(0, 0.7), label smoothing 0.01",
+        BiEncoderConfig(embedding_dim=None, max_document_tokens=96),
+        TrainingConfig(mask_max_rate=0.7, label_smoothing=0.01, seed=1),
+    ),
+    "nn_unfrozen": NeuralSpec(
+        "nn_uniform with all six layers trained (frozen_layers=0), 2 epochs: the neural part of the default",
+        BiEncoderConfig(embedding_dim=None),
+        TrainingConfig(epochs=2, frozen_layers=0),
+    ),
+    "nn_uniform_bm25": HybridSpec(
+        "nn_uniform plus the standardised BM25 channel, terms and weight fitted on validation documents (not in the paper)"
+    ),
+    "nn_unfrozen_bm25": HybridSpec(
+        "nn_unfrozen plus the standardised BM25 channel, terms and weight fitted on validation documents "
+        "(not in the paper; the default)",
+        neural="nn_unfrozen",
+    ),
+    "nn_recipe": NeuralSpec(
+        "the paper's recipe on MiniLM: all layers and embeddings trained, 3,072-d projection, coordinate ascent "
+        "(g trained in epoch 1, G recomputed), uniform prior, 3 epochs, linear decay (figures/nn_deid/levers_recipe_sweep_*)",
+        BiEncoderConfig(),
+        TrainingConfig(epochs=3, frozen_layers=0, freeze_embeddings=False, profile_epochs=(1,)),
+    ),
     "bm25": None,  # BM25Reidentifier (k1 = 4.5, b = 0.9)
 }
 DEFAULT_REIDENTIFIER = "nn_unfrozen_bm25"
-EVALUATION_ENSEMBLE = ("nn_uniform", "nn_idf", "nn_compact", "bm25")  # THE evaluation ensemble of the experiments (Table 2)
+EVALUATION_ENSEMBLE = (
+    "nn_uniform",
+    "nn_idf",
+    "nn_compact",
+    "bm25",
+)  # THE evaluation ensemble of the experiments (Table 2)
 
 # %% ../../nbs/14_registry.ipynb #362d5d6b
-def load_reidentifier(name: str, dataset: PeopleDataset,
-                      artifacts_dir: str | Path | None = None, # trained models and caches (default: deid_nb.core.get_artifacts_dir())
-                      train_if_missing: bool = True, # False: raise if the model has not been trained yet
-                      registry: dict | None = None, # default: REIDENTIFIERS
-                      progress: bool = True,
-                      device: str | None = None, # where neural models train and run (None: `resolve_device`'s rule)
-                      distributed: bool = False, # train on every process of a torch.distributed group, e.g. under torchrun
-                     ) -> Reidentifier:
+def load_reidentifier(
+    name: str,
+    dataset: PeopleDataset,
+    artifacts_dir: str | Path | None = None,  # trained models and caches (default: deid_nb.core.get_artifacts_dir())
+    train_if_missing: bool = True,  # False: raise if the model has not been trained yet
+    registry: dict | None = None,  # default: REIDENTIFIERS
+    progress: bool = True,
+    device: str | None = None,  # where neural models train and run (None: `resolve_device`'s rule)
+    distributed: bool = False,  # train on every process of a torch.distributed group, e.g. under torchrun
+) -> Reidentifier:
     "The re-identifier `name` over all of `dataset`'s people, training (once) and caching as needed."
     registry = REIDENTIFIERS if registry is None else registry
     if name not in registry:
@@ -83,32 +113,63 @@ def load_reidentifier(name: str, dataset: PeopleDataset,
     if spec is None:
         return BM25Reidentifier(dataset.people, name=name)
     if isinstance(spec, HybridSpec):
-        neural = load_reidentifier(spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress, device, distributed)
+        neural = load_reidentifier(
+            spec.neural, dataset, artifacts_dir, train_if_missing, registry, progress, device, distributed
+        )
         hybrid = hybrid_from_spec(spec, neural, dataset, name)
         hybrid.trained_in = getattr(neural, "trained_in", None)
         return hybrid
     directory = run_directory(dataset, spec.model, spec.training, artifacts_dir, name, device)
     if not train_if_missing and not (directory / "training.json").exists():
-        raise FileNotFoundError(f"{name} is not trained on {dataset.name} yet (expected {directory}); pass train_if_missing=True")
-    training = dataclasses.replace(spec.training, distributed=True) if distributed else spec.training  # same run directory
+        raise FileNotFoundError(
+            f"{name} is not trained on {dataset.name} yet (expected {directory}); pass train_if_missing=True"
+        )
+    training = (
+        dataclasses.replace(spec.training, distributed=True) if distributed else spec.training
+    )  # same run directory
     trained = train_reidentifier(dataset, spec.model, training, artifacts_dir, name, progress=progress, device=device)
-    reidentifier = NeuralReidentifier(trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
-    reidentifier.trained_in = trained.directory  # what results computed with it depend on (see deid_nb.nn_deid.experiments)
+    reidentifier = NeuralReidentifier(
+        trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache"
+    )
+    reidentifier.trained_in = (
+        trained.directory
+    )  # what results computed with it depend on (see deid_nb.nn_deid.experiments)
     return reidentifier
 
 # %% ../../nbs/14_registry.ipynb #65e22a78
-def hybrid_from_spec(spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str) -> HybridReidentifier:
+def hybrid_from_spec(
+    spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str
+) -> HybridReidentifier:
     "`neural` plus the BM25 channel over `dataset`'s people, its terms and weight fixed by `spec` or fitted on the validation split."
-    hybrid = HybridReidentifier(neural, dataset.people, spec.lexical_weight or 0.0, name=name, k1=spec.k1, b=spec.b,
-                                pair_distance=PAIR_DISTANCES[-1] if spec.pair_distance is None else spec.pair_distance, k3=spec.k3)
+    hybrid = HybridReidentifier(
+        neural,
+        dataset.people,
+        spec.lexical_weight or 0.0,
+        name=name,
+        k1=spec.k1,
+        b=spec.b,
+        pair_distance=PAIR_DISTANCES[-1] if spec.pair_distance is None else spec.pair_distance,
+        k3=spec.k3,
+    )
     if spec.pair_distance is None:
-        fits = fit_lexical_channel(hybrid, dataset.split("validation"), grid=LEXICAL_WEIGHTS if spec.lexical_weight is None else (spec.lexical_weight,))
-        logger.info("%s on %s: pair distance %s, lexical weight %s (validation top-1 by distance: %s)", name, dataset.name,
-                    hybrid.pair_distance, hybrid.lexical_weight, {d: {c: round(v, 4) for c, v in f["top1"].items()} for d, f in fits.items()})
+        fits = fit_lexical_channel(
+            hybrid,
+            dataset.split("validation"),
+            grid=LEXICAL_WEIGHTS if spec.lexical_weight is None else (spec.lexical_weight,),
+        )
+        logger.info(
+            "%s on %s: pair distance %s, lexical weight %s (validation top-1 by distance: %s)",
+            name,
+            dataset.name,
+            hybrid.pair_distance,
+            hybrid.lexical_weight,
+            {d: {c: round(v, 4) for c, v in f["top1"].items()} for d, f in fits.items()},
+        )
     elif spec.lexical_weight is None:
         fit_lexical_channel(hybrid, dataset.split("validation"), pair_distances=(spec.pair_distance,))
         logger.info("%s on %s: lexical weight %s", name, dataset.name, hybrid.lexical_weight)
     return hybrid
+
 
 def load_ensemble(dataset: PeopleDataset, names: Sequence[str] = EVALUATION_ENSEMBLE, **kwargs) -> list[Reidentifier]:
     "`load_reidentifier` for each name (keyword arguments passed on)."
@@ -117,15 +178,21 @@ def load_ensemble(dataset: PeopleDataset, names: Sequence[str] = EVALUATION_ENSE
 # %% ../../nbs/14_registry.ipynb #0cf108e5
 ZERO_SHOT = "minilm_zero_shot"
 
-def zero_shot_model(device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
-                   ) -> BiEncoder:
+
+def zero_shot_model(
+    device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
+) -> BiEncoder:
     "The packaged MiniLM as an untrained bi-encoder (384-d, no projection), loaded once per process and device."
     return _zero_shot_model(resolve_device(device))
+
 
 @functools.lru_cache(maxsize=1)
 def _zero_shot_model(device) -> BiEncoder:
     return BiEncoder(BiEncoderConfig(embedding_dim=None)).to(device).eval()
 
-def zero_shot_reidentifier(dataset: PeopleDataset, name: str = ZERO_SHOT, device: str | None = None) -> NeuralReidentifier:
+
+def zero_shot_reidentifier(
+    dataset: PeopleDataset, name: str = ZERO_SHOT, device: str | None = None
+) -> NeuralReidentifier:
     "The zero-shot MiniLM bi-encoder over all of `dataset`'s people."
     return NeuralReidentifier(zero_shot_model(device), dataset.people, name)

@@ -25,6 +25,7 @@ __all__ = ['UNITS', 'APPROXIMATE_RANKINGS', 'Units', 'candidate_maskings', 'goal
 @dataclass(frozen=True)
 class Units:
     "A text cut into units (words and mask tokens) and the gaps between them."
+
     words: tuple[str, ...]  # the units, in order; mask tokens included
     gaps: tuple[str, ...]  # len(words) + 1 strings: before the first unit, between units, after the last
 
@@ -35,7 +36,8 @@ class Units:
         starts, ends = [s for s, _ in spans] + [len(text)], [0] + [e for _, e in spans]
         return cls(tuple(text[s:e] for s, e in spans), tuple(text[e:s] for e, s in zip(ends, starts)))
 
-    def is_mask(self, i: int) -> bool: return self.words[i] in MASK_ALIASES
+    def is_mask(self, i: int) -> bool:
+        return self.words[i] in MASK_ALIASES
 
     def text(self, masked: Iterable[int] = ()) -> str:
         "The text with the units at positions `masked` replaced by the mask token."
@@ -46,24 +48,33 @@ class Units:
             pieces[2 * i + 1] = MASK_TOKEN
         return "".join(pieces)
 
-    def __len__(self): return len(self.words)
+    def __len__(self):
+        return len(self.words)
 
 # %% ../../nbs/15_search.ipynb #820d0d95
 UNITS = ("type", "token")
 
-def candidate_maskings(units: Units,
-                       masked: Iterable[int] = (), # positions masked so far
-                       unit: str = "type", # "type": all occurrences of a word type; "token": one occurrence
-                       allowed: Iterable[int] | None = None, # positions that may be masked (None: all)
-                       skip_masks: bool = True, # leave mask tokens out (False: the caller's constraints do it, as in 17_textattack)
-                       keep: Iterable[str] = (), # words never masked (an allow-list, matched by `type_key`)
-                      ) -> list[tuple[str, tuple[int, ...]]]:
+
+def candidate_maskings(
+    units: Units,
+    masked: Iterable[int] = (),  # positions masked so far
+    unit: str = "type",  # "type": all occurrences of a word type; "token": one occurrence
+    allowed: Iterable[int] | None = None,  # positions that may be masked (None: all)
+    skip_masks: bool = True,  # leave mask tokens out (False: the caller's constraints do it, as in 17_textattack)
+    keep: Iterable[str] = (),  # words never masked (an allow-list, matched by `type_key`)
+) -> list[tuple[str, tuple[int, ...]]]:
     "The maskings one search step may choose from, as (word type, positions)."
     if unit not in UNITS:
         raise ValueError(f"unknown masking unit {unit!r}; choose one of {UNITS}")
     masked, allowed, kept = set(masked), None if allowed is None else set(allowed), word_keys(keep)
-    open_positions = [i for i in range(len(units)) if i not in masked and not (skip_masks and units.is_mask(i))
-                      and (allowed is None or i in allowed) and not (kept and type_key(units.words[i]) in kept)]
+    open_positions = [
+        i
+        for i in range(len(units))
+        if i not in masked
+        and not (skip_masks and units.is_mask(i))
+        and (allowed is None or i in allowed)
+        and not (kept and type_key(units.words[i]) in kept)
+    ]
     if unit == "token":
         return [(type_key(units.words[i]), (i,)) for i in open_positions]
     return list(type_groups(units.words, open_positions).items())
@@ -77,6 +88,7 @@ def goal_met(rank: int, k: int | None) -> bool:
 @dataclass
 class SearchStep:
     "One step of a search: what was masked and where the true profile ranks afterwards."
+
     word: str  # the word type (`type_key`) masked at this step
     positions: tuple[int, ...]  # its unit positions in the document (all occurrences for a type)
     rank: int  # true profile's rank after the step (0 = re-identified)
@@ -87,6 +99,7 @@ class SearchStep:
 @dataclass
 class Trajectory:
     "A document's search: the masking order and the true profile's rank after every step."
+
     document: str  # the text searched
     true_id: str  # the person it describes
     unit: str  # "type" or "token"
@@ -96,18 +109,23 @@ class Trajectory:
     steps: list[SearchStep] = field(default_factory=list)
     max_k: int | None = None  # the goal the search ran to (None: until nothing was left to mask)
     model_calls: int = 0  # documents scored by the re-identifier during the search (pruning included)
-    pruned: dict = field(default_factory=dict)  # {k: {"positions", "rank", "score"}}: the masks for k after pruning (`prune_trajectories`)
+    pruned: dict = field(
+        default_factory=dict
+    )  # {k: {"positions", "rank", "score"}}: the masks for k after pruning (`prune_trajectories`)
 
     @property
     def ranks(self) -> np.ndarray:
         "Rank of the true profile after 0, 1, … steps."
         return np.array([self.initial_rank] + [s.rank for s in self.steps])
 
-    def __len__(self): return len(self.steps)
+    def __len__(self):
+        return len(self.steps)
 
     def __repr__(self):
-        return (f"Trajectory({self.true_id!r}, {self.method}, unit={self.unit}, steps={len(self.steps)}, "
-                f"ranks {self.initial_rank}→{self.ranks[-1]}, model_calls={self.model_calls})")
+        return (
+            f"Trajectory({self.true_id!r}, {self.method}, unit={self.unit}, steps={len(self.steps)}, "
+            f"ranks {self.initial_rank}→{self.ranks[-1]}, model_calls={self.model_calls})"
+        )
 
 # %% ../../nbs/15_search.ipynb #c46c1136
 @patch
@@ -117,10 +135,12 @@ def masked_positions_at_step(self: Trajectory, step: int) -> list[int]:
         raise IndexError(f"{self.true_id}: step {step} outside 0..{len(self.steps)}")
     return sorted(p for s in self.steps[:step] for p in s.positions)
 
+
 @patch
 def masked_text_at_step(self: Trajectory, step: int) -> str:
     "The document after the first `step` masking steps."
     return Units.of(self.document).text(self.masked_positions_at_step(step))
+
 
 @patch
 def step_for_k(self: Trajectory, k: int) -> int | None:
@@ -134,6 +154,7 @@ def pruned_at_k(self: Trajectory, k: int) -> dict | None:
     "The pruned masks recorded for `k` (keys may be strings after a JSON round trip), or None."
     return {int(key): value for key, value in self.pruned.items()}.get(k)
 
+
 @patch
 def masked_positions_at_k(self: Trajectory, k: int) -> list[int]:
     "Unit positions masked for `k`: the pruned set if one was recorded for `k`, else the prefix up to `step_for_k(k)`."
@@ -142,6 +163,7 @@ def masked_positions_at_k(self: Trajectory, k: int) -> list[int]:
         return sorted(pruned["positions"])
     step = self.step_for_k(k)
     return self.masked_positions_at_step(len(self.steps) if step is None else step)
+
 
 @patch
 def masked_text_at_k(self: Trajectory, k: int) -> str:
@@ -154,18 +176,30 @@ def fraction_masked_at_step(self: Trajectory, step: int) -> float:
     "Mask tokens / words of the unmasked document, after `step` steps."
     return len(self.masked_positions_at_step(step)) / max(count_words(self.document) + count_masks(self.document), 1)
 
+
 @patch
 def fraction_masked_at_k(self: Trajectory, k: int) -> float:
     "Mask tokens / words of the unmasked document, as de-identified for `k` (pruned masks when recorded)."
     return len(self.masked_positions_at_k(k)) / max(count_words(self.document) + count_masks(self.document), 1)
 
+
 @patch
 def to_frame(self: Trajectory) -> pd.DataFrame:
     "One row per step (step 0 = unmasked): word masked, rank, goal score, fraction masked, model calls so far."
-    rows = [dict(step=0, word=None, rank=self.initial_rank, score=self.initial_score, fraction_masked=0.0, model_calls=1)]
+    rows = [
+        dict(step=0, word=None, rank=self.initial_rank, score=self.initial_score, fraction_masked=0.0, model_calls=1)
+    ]
     for i, s in enumerate(self.steps, start=1):
-        rows.append(dict(step=i, word=s.word, rank=s.rank, score=s.score, fraction_masked=self.fraction_masked_at_step(i),
-                         model_calls=rows[-1]["model_calls"] + s.evaluated))
+        rows.append(
+            dict(
+                step=i,
+                word=s.word,
+                rank=s.rank,
+                score=s.score,
+                fraction_masked=self.fraction_masked_at_step(i),
+                model_calls=rows[-1]["model_calls"] + s.evaluated,
+            )
+        )
     return pd.DataFrame(rows)
 
 # %% ../../nbs/15_search.ipynb #4c727323
@@ -173,6 +207,7 @@ def to_frame(self: Trajectory) -> pd.DataFrame:
 def to_dict(self: Trajectory) -> dict:
     "The trajectory as plain JSON-able data."
     return asdict(self)
+
 
 @patch(cls_method=True)
 def from_dict(cls: Trajectory, data: dict) -> Trajectory:
@@ -184,10 +219,14 @@ def from_dict(cls: Trajectory, data: dict) -> Trajectory:
 def _score_in_chunks(reidentifier: Reidentifier, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
     "`reidentifier.score` over `texts` in chunks of `batch_size` (None: one call)."
     size = batch_size or max(len(texts), 1)
-    return np.concatenate([np.asarray(reidentifier.score(list(texts[i:i + size]))) for i in range(0, len(texts), size)])
+    return np.concatenate(
+        [np.asarray(reidentifier.score(list(texts[i : i + size]))) for i in range(0, len(texts), size)]
+    )
+
 
 def _rank(scores_row: np.ndarray, column: int) -> int:
     return int(ranks_from_scores(scores_row[None], np.array([column]))[0])
+
 
 def _evaluate(reidentifier, units: Units, masked: set, candidates, column: int, batch_size):
     "Score candidate maskings in TextAttack's order (sorted by text); (candidates, scores, goal scores) in that order."
@@ -197,20 +236,29 @@ def _evaluate(reidentifier, units: Units, masked: set, candidates, column: int, 
     return [candidates[i] for i in order], scores, goal_scores(scores, column)
 
 # %% ../../nbs/15_search.ipynb #aa4d54a0
-def greedy_search(document: str, # the text to de-identify (may already contain masks)
-                  true_id: str, # the person it describes (a candidate id of `reidentifier`)
-                  reidentifier: Reidentifier, # the model to hide from
-                  max_k: int | None = None, # stop once the true profile's rank ≥ max_k (None: mask until nothing is left)
-                  unit: str = "type", # "type" (every occurrence of a word type) or "token"
-                  allowed: Iterable[int] | None = None, # unit positions the search may mask (None: all)
-                  batch_size: int | None = 256, # documents per `score` call (match TextAttack's model_batch_size)
-                  keep: Iterable[str] = (), # words never masked (an allow-list, matched by `type_key`)
-                 ) -> Trajectory:
+def greedy_search(
+    document: str,  # the text to de-identify (may already contain masks)
+    true_id: str,  # the person it describes (a candidate id of `reidentifier`)
+    reidentifier: Reidentifier,  # the model to hide from
+    max_k: int | None = None,  # stop once the true profile's rank ≥ max_k (None: mask until nothing is left)
+    unit: str = "type",  # "type" (every occurrence of a word type) or "token"
+    allowed: Iterable[int] | None = None,  # unit positions the search may mask (None: all)
+    batch_size: int | None = 256,  # documents per `score` call (match TextAttack's model_batch_size)
+    keep: Iterable[str] = (),  # words never masked (an allow-list, matched by `type_key`)
+) -> Trajectory:
     "The greedy (beam width 1) trajectory, with TextAttack's decisions, scoring each step's candidates in one batch."
     units, column = Units.of(document), int(reidentifier.columns([true_id])[0])
     scores = _score_in_chunks(reidentifier, [document], batch_size)[0]
-    trajectory = Trajectory(document, true_id, unit, "greedy", _rank(scores, column), float(goal_scores(scores, column)[0]),
-                            max_k=max_k, model_calls=1)
+    trajectory = Trajectory(
+        document,
+        true_id,
+        unit,
+        "greedy",
+        _rank(scores, column),
+        float(goal_scores(scores, column)[0]),
+        max_k=max_k,
+        model_calls=1,
+    )
     masked, rank = set(), trajectory.initial_rank
     while not goal_met(rank, max_k):
         candidates = candidate_maskings(units, masked, unit, allowed, keep=keep)
@@ -228,6 +276,7 @@ def greedy_search(document: str, # the text to de-identify (may already contain 
 # %% ../../nbs/15_search.ipynb #20c36844
 APPROXIMATE_RANKINGS = ("auto", "last_layer", "pooled", "lazy")
 
+
 def resolve_ranking(reidentifier: Reidentifier, ranking: str = "auto") -> str:
     "The ranking the approximate search uses: `ranking` if the model offers it, or for 'auto' its best one (else 'lazy')."
     if ranking not in APPROXIMATE_RANKINGS:
@@ -236,15 +285,26 @@ def resolve_ranking(reidentifier: Reidentifier, ranking: str = "auto") -> str:
     if ranking == "auto":
         return offered[0] if offered else "lazy"
     if ranking != "lazy" and ranking not in offered:
-        raise ValueError(f"{reidentifier!r} offers no {ranking!r} estimate (it offers {offered or 'none: a black box'}); use 'lazy'")
+        raise ValueError(
+            f"{reidentifier!r} offers no {ranking!r} estimate (it offers {offered or 'none: a black box'}); use 'lazy'"
+        )
     return ranking
+
 
 def approximate_defaults(ranking: str) -> dict:
     "The shortlist size and pruning the approximate search uses for a (resolved) ranking when not told otherwise."
     return {"top_m": 1, "prune": False} if ranking == "last_layer" else {"top_m": 3, "prune": True}
 
 # %% ../../nbs/15_search.ipynb #f1f6795f
-def _white_box_estimate(reidentifier: Reidentifier, states, true_id: str, candidates: list, deleted: set, ranking: str, prefilter: int | None):
+def _white_box_estimate(
+    reidentifier: Reidentifier,
+    states,
+    true_id: str,
+    candidates: list,
+    deleted: set,
+    ranking: str,
+    prefilter: int | None,
+):
     "(candidates, their `ranking` estimates); with `prefilter`, only the pooled estimate's best `prefilter` candidates, in order."
     estimate = lambda options, by: reidentifier.deletion_scores(states, true_id, options, deleted, by)
     if prefilter and ranking != "pooled" and len(candidates) > prefilter:
@@ -255,8 +315,17 @@ def _white_box_estimate(reidentifier: Reidentifier, states, true_id: str, candid
 # %% ../../nbs/15_search.ipynb #1005f56a
 class _Shortlister:
     "Picks one document's shortlist per step, by the model's deletion estimate or by remembered gains ('lazy')."
-    def __init__(self, ranking: str, reidentifier: Reidentifier, true_id: str, top_m: int, prefilter: int | None = None):
-        self.ranking, self.reidentifier, self.true_id, self.top_m, self.prefilter = ranking, reidentifier, true_id, top_m, prefilter
+
+    def __init__(
+        self, ranking: str, reidentifier: Reidentifier, true_id: str, top_m: int, prefilter: int | None = None
+    ):
+        self.ranking, self.reidentifier, self.true_id, self.top_m, self.prefilter = (
+            ranking,
+            reidentifier,
+            true_id,
+            top_m,
+            prefilter,
+        )
         self.gains, self.states, self.masked_at_states = {}, None, set()
 
     def update_states(self, states, masked: set):
@@ -270,19 +339,28 @@ class _Shortlister:
         if self.ranking == "lazy":
             estimate = np.array([self.gains[positions] for _, positions in candidates])
         else:
-            candidates, estimate = _white_box_estimate(self.reidentifier, self.states, self.true_id, candidates, masked - self.masked_at_states,
-                                                       self.ranking, self.prefilter and max(self.prefilter, self.top_m))
-        return [candidates[i] for i in np.argsort(-estimate, kind="stable")[:self.top_m]]
+            candidates, estimate = _white_box_estimate(
+                self.reidentifier,
+                self.states,
+                self.true_id,
+                candidates,
+                masked - self.masked_at_states,
+                self.ranking,
+                self.prefilter and max(self.prefilter, self.top_m),
+            )
+        return [candidates[i] for i in np.argsort(-estimate, kind="stable")[: self.top_m]]
 
 # %% ../../nbs/15_search.ipynb #79cd1a81
 @dataclass
 class _Progress:
     "One document's approximate search in progress."
+
     units: Units
     column: int
     trajectory: Trajectory
     shortlist: _Shortlister
     masked: set = field(default_factory=set)
+
 
 def _score(reidentifier: Reidentifier, texts: list[str], batch_size: int | None, ranking: str):
     "(scores, the model's states or None): states only for white-box rankings."
@@ -291,16 +369,21 @@ def _score(reidentifier: Reidentifier, texts: list[str], batch_size: int | None,
     return reidentifier.score_with_states(texts, ranking, batch_size)
 
 # %% ../../nbs/15_search.ipynb #8c3013c3
-def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], reidentifier: Reidentifier,
-                            max_k: int | None = None, # stop once the true profile's rank ≥ max_k
-                            unit: str = "type", # "type" or "token"
-                            top_m: int | None = None, # candidates scored exactly per step (None: 1 for "last_layer", else 3)
-                            ranking: str = "auto", # "last_layer" / "pooled" (white-box models), "lazy" (any), "auto": the best offered
-                            prune: bool | Sequence[int] | None = None, # prune for max_k (True), for these Ks, or not; None: the ranking's default
-                            batch_size: int | None = 256, # documents per `score` call
-                            prefilter: int | None = None, # rank only the pooled estimate's best `prefilter` by `ranking` (None: all)
-                            keep: Iterable[str] = (), # words never masked (an allow-list, matched by `type_key`)
-                           ) -> list[Trajectory]:
+def approximate_search_many(
+    documents: Sequence[str],
+    true_ids: Sequence[str],
+    reidentifier: Reidentifier,
+    max_k: int | None = None,  # stop once the true profile's rank ≥ max_k
+    unit: str = "type",  # "type" or "token"
+    top_m: int | None = None,  # candidates scored exactly per step (None: 1 for "last_layer", else 3)
+    ranking: str = "auto",  # "last_layer" / "pooled" (white-box models), "lazy" (any), "auto": the best offered
+    prune: bool
+    | Sequence[int]
+    | None = None,  # prune for max_k (True), for these Ks, or not; None: the ranking's default
+    batch_size: int | None = 256,  # documents per `score` call
+    prefilter: int | None = None,  # rank only the pooled estimate's best `prefilter` by `ranking` (None: all)
+    keep: Iterable[str] = (),  # words never masked (an allow-list, matched by `type_key`)
+) -> list[Trajectory]:
     "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, optionally pruned; exact ranks."
     ranking = resolve_ranking(reidentifier, ranking)
     defaults = approximate_defaults(ranking)
@@ -308,13 +391,22 @@ def approximate_search_many(documents: Sequence[str], true_ids: Sequence[str], r
     method = f"approximate({ranking}, top_m={top_m}{f', prefilter={prefilter}' if prefilter else ''}{', pruned' if prune is not False else ''})"
     columns = reidentifier.columns(list(true_ids))
     scores, states = _score(reidentifier, list(documents), batch_size, ranking)
-    searches = [_Progress(Units.of(d), int(c), Trajectory(d, i, unit, method, _rank(row, c), float(goal_scores(row, c)[0]), max_k=max_k,
-                                                          model_calls=1), _Shortlister(ranking, reidentifier, i, top_m, prefilter))
-                for d, i, c, row in zip(documents, true_ids, columns, scores)]
+    searches = [
+        _Progress(
+            Units.of(d),
+            int(c),
+            Trajectory(d, i, unit, method, _rank(row, c), float(goal_scores(row, c)[0]), max_k=max_k, model_calls=1),
+            _Shortlister(ranking, reidentifier, i, top_m, prefilter),
+        )
+        for d, i, c, row in zip(documents, true_ids, columns, scores)
+    ]
     for j, s in enumerate(searches) if states is not None else ():
         s.shortlist.update_states(states[j], s.masked)
-    while candidates := {j: c for j, s in enumerate(searches) if not goal_met(s.trajectory.ranks[-1], max_k)
-                         and (c := candidate_maskings(s.units, s.masked, unit, keep=keep))}:
+    while candidates := {
+        j: c
+        for j, s in enumerate(searches)
+        if not goal_met(s.trajectory.ranks[-1], max_k) and (c := candidate_maskings(s.units, s.masked, unit, keep=keep))
+    }:
         _step_many(searches, candidates, reidentifier, ranking, batch_size)
     trajectories = [s.trajectory for s in searches]
     if prune is not False and (prune is not True or max_k is not None):
@@ -333,14 +425,20 @@ def _step_many(searches, candidates: dict, reidentifier, ranking, batch_size):
         texts += [rendered[i] for i in order]
     scores, states = _score(reidentifier, texts, batch_size, ranking)
     for j, (start, shortlist) in chosen.items():
-        s, block = searches[j], scores[start:start + len(shortlist)]
-        values, current = goal_scores(block, s.column), s.trajectory.steps[-1].score if s.trajectory.steps else s.trajectory.initial_score
+        s, block = searches[j], scores[start : start + len(shortlist)]
+        values, current = (
+            goal_scores(block, s.column),
+            s.trajectory.steps[-1].score if s.trajectory.steps else s.trajectory.initial_score,
+        )
         s.shortlist.gains.update({positions: value - current for (_, positions), value in zip(shortlist, values)})
-        best = int(np.argmax(values)); word, positions = shortlist[best]
+        best = int(np.argmax(values))
+        word, positions = shortlist[best]
         s.masked.update(positions)
         if states is not None:
             s.shortlist.update_states(states[start + best], s.masked)
-        s.trajectory.steps.append(SearchStep(word, positions, _rank(block[best], s.column), float(values[best]), len(shortlist)))
+        s.trajectory.steps.append(
+            SearchStep(word, positions, _rank(block[best], s.column), float(values[best]), len(shortlist))
+        )
         s.trajectory.model_calls += len(shortlist)
 
 # %% ../../nbs/15_search.ipynb #46e8a32a
@@ -352,6 +450,7 @@ def approximate_search(document: str, true_id: str, reidentifier: Reidentifier, 
 @dataclass
 class _Pruning:
     "One (trajectory, K) being pruned."
+
     trajectory: Trajectory
     k: int
     units: Units
@@ -366,25 +465,38 @@ class _Pruning:
         return [p for g, group in enumerate(self.groups) if self.masked[g] and g != without for p in group]
 
 # %% ../../nbs/15_search.ipynb #cb0e6081
-def prune_trajectories(trajectories: Sequence[Trajectory], reidentifier: Reidentifier,
-                       k_values: Iterable[int] | None = None, # the Ks to prune for (None: each trajectory's max_k)
-                       batch_size: int | None = 256, # documents per `score` call
-                      ) -> list[Trajectory]:
+def prune_trajectories(
+    trajectories: Sequence[Trajectory],
+    reidentifier: Reidentifier,
+    k_values: Iterable[int] | None = None,  # the Ks to prune for (None: each trajectory's max_k)
+    batch_size: int | None = 256,  # documents per `score` call
+) -> list[Trajectory]:
     "Record in each trajectory, for each K it reached, its masks for K without those not needed for K (in place; returned)."
     jobs = []
     for t in trajectories:
         units, column = Units.of(t.document), int(reidentifier.columns([t.true_id])[0])
-        for k in ([t.max_k] if k_values is None else k_values):
+        for k in [t.max_k] if k_values is None else k_values:
             step = None if k is None else t.step_for_k(k)
             if step:  # None: K never reached; 0: nothing masked
                 groups = [s.positions for s in t.steps[:step]]
-                jobs.append(_Pruning(t, k, units, column, groups, [True] * step, list(range(step)), t.steps[step - 1].rank,
-                                     t.steps[step - 1].score))
+                jobs.append(
+                    _Pruning(
+                        t,
+                        k,
+                        units,
+                        column,
+                        groups,
+                        [True] * step,
+                        list(range(step)),
+                        t.steps[step - 1].rank,
+                        t.steps[step - 1].score,
+                    )
+                )
     while active := [job for job in jobs if job.trials]:
         texts = [job.units.text(job.positions(without=g)) for job in active for g in job.trials]
         scores, start = _score_in_chunks(reidentifier, texts, batch_size), 0
         for job in active:
-            block, start = scores[start:start + len(job.trials)], start + len(job.trials)
+            block, start = scores[start : start + len(job.trials)], start + len(job.trials)
             ranks, values = ranks_from_scores(block, np.full(len(block), job.column)), goal_scores(block, job.column)
             job.trajectory.model_calls += len(block)
             feasible = [i for i in range(len(block)) if ranks[i] >= job.k]

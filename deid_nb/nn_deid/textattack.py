@@ -22,6 +22,7 @@ __all__ = ['quiet_textattack', 'ReidentifierModelWrapper', 'TopKGoal', 'MaskUnit
 from ..core import setup_textattack_offline
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
 from .search import SearchStep, Trajectory, Units, candidate_maskings, goal_met
+
 setup_textattack_offline()
 import textattack  # noqa: E402  (after the offline set-up)
 from textattack.constraints import PreTransformationConstraint  # noqa: E402
@@ -34,6 +35,7 @@ from textattack.transformations import Transformation  # noqa: E402
 # %% ../../nbs/17_textattack.ipynb #023beeb5
 _QUIET_LOGGERS = ("textattack", "textattack.shared.utils.install", "transformers", "flair")
 
+
 @contextlib.contextmanager
 def quiet_textattack():
     "Silence TextAttack's loggers; afterwards restore `random`/`numpy`/`torch` RNG states and logging levels."
@@ -45,7 +47,9 @@ def quiet_textattack():
     try:
         yield
     finally:
-        random.setstate(rng_state[0]); np.random.set_state(rng_state[1]); torch.random.set_rng_state(rng_state[2])
+        random.setstate(rng_state[0])
+        np.random.set_state(rng_state[1])
+        torch.random.set_rng_state(rng_state[2])
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
         logging.getLogger().setLevel(root_level)
@@ -54,6 +58,7 @@ def quiet_textattack():
 # %% ../../nbs/17_textattack.ipynb #b7b534b3
 class ReidentifierModelWrapper(ModelWrapper):
     "A `Reidentifier` as a TextAttack model: documents → scores against the whole candidate pool."
+
     def __init__(self, reidentifier: Reidentifier):
         self.model = reidentifier
         self.documents_scored = 0
@@ -62,11 +67,13 @@ class ReidentifierModelWrapper(ModelWrapper):
         self.documents_scored += len(text_input_list)
         return np.asarray(self.model.score(list(text_input_list)))
 
-    def __repr__(self): return f"ReidentifierModelWrapper({self.model!r})"
+    def __repr__(self):
+        return f"ReidentifierModelWrapper({self.model!r})"
 
 # %% ../../nbs/17_textattack.ipynb #7039b48f
 class TopKGoal(ClassificationGoalFunction):
     "Goal met when the true profile is not in the model's top `k`; score −log p(true) (the authors' 1 − p(true), in log space)."
+
     def __init__(self, model_wrapper: ReidentifierModelWrapper, k: int | None = 1, **kwargs):
         self.k = k
         super().__init__(model_wrapper, **kwargs)
@@ -84,7 +91,8 @@ class TopKGoal(ClassificationGoalFunction):
     def _get_score(self, model_output, attacked_text) -> float:
         return float(goal_scores(np.asarray(model_output)[None], self.ground_truth_output)[0])
 
-    def extra_repr_keys(self): return ["k"]
+    def extra_repr_keys(self):
+        return ["k"]
 
 # %% ../../nbs/17_textattack.ipynb #b5765c51
 @patch
@@ -93,8 +101,11 @@ def _process_model_outputs(self: TopKGoal, inputs, scores):
     scores = torch.as_tensor(scores)
     scores = scores.unsqueeze(0) if scores.ndim == 1 and len(inputs) == 1 else scores
     if scores.ndim != 2 or scores.shape[0] != len(inputs):
-        raise ValueError(f"the re-identifier returned scores of shape {tuple(scores.shape)} for {len(inputs)} documents")
+        raise ValueError(
+            f"the re-identifier returned scores of shape {tuple(scores.shape)} for {len(inputs)} documents"
+        )
     return scores.cpu()
+
 
 @patch
 def get_results(self: TopKGoal, attacked_text_list, check_skip=False):
@@ -109,13 +120,22 @@ def get_results(self: TopKGoal, attacked_text_list, check_skip=False):
 # %% ../../nbs/17_textattack.ipynb #af8113a7
 class MaskUnits(Transformation):
     "Replace one word type (all its occurrences) or one token with the mask token."
+
     def __init__(self, unit: str = "type"):
         self.unit = unit
 
-    def __call__(self, current_text, pre_transformation_constraints=[], indices_to_modify=None, shifted_idxs=False,
-                 return_indices=False):
+    def __call__(
+        self,
+        current_text,
+        pre_transformation_constraints=[],
+        indices_to_modify=None,
+        shifted_idxs=False,
+        return_indices=False,
+    ):
         "Texts with one more masking, among the unit positions every pre-transformation constraint allows."
-        positions = set(range(len(Units.of(current_text.text)))) if indices_to_modify is None else set(indices_to_modify)
+        positions = (
+            set(range(len(Units.of(current_text.text)))) if indices_to_modify is None else set(indices_to_modify)
+        )
         for constraint in pre_transformation_constraints:
             positions &= constraint(current_text, self)
         if return_indices:
@@ -127,41 +147,57 @@ class MaskUnits(Transformation):
 
     def _get_transformations(self, current_text, indices_to_modify):
         units, steps = Units.of(current_text.text), current_text.attack_attrs.get("deid_steps", ())
-        return [AttackedText(units.text(positions), attack_attrs={"deid_steps": steps + ((word, positions),)})
-                for word, positions in candidate_maskings(units, (), self.unit, indices_to_modify, skip_masks=False)]
+        return [
+            AttackedText(units.text(positions), attack_attrs={"deid_steps": steps + ((word, positions),)})
+            for word, positions in candidate_maskings(units, (), self.unit, indices_to_modify, skip_masks=False)
+        ]
 
-    def extra_repr_keys(self): return ["unit"]
+    def extra_repr_keys(self):
+        return ["unit"]
 
 # %% ../../nbs/17_textattack.ipynb #a7ec7640
 class _UnitConstraint(PreTransformationConstraint):
-    def check_compatibility(self, transformation): return isinstance(transformation, MaskUnits)
+    def check_compatibility(self, transformation):
+        return isinstance(transformation, MaskUnits)
+
 
 class MasksAreFinal(_UnitConstraint):
     "Mask tokens may not be masked."
+
     def _get_modifiable_indices(self, current_text):
         units = Units.of(current_text.text)
         return {i for i in range(len(units)) if not units.is_mask(i)}
 
+
 class NoRepeatMasking(_UnitConstraint):
     "Positions masked earlier in this search may not be masked again."
+
     def _get_modifiable_indices(self, current_text):
         done = {p for _, positions in current_text.attack_attrs.get("deid_steps", ()) for p in positions}
         return set(range(len(Units.of(current_text.text)))) - done
 
+
 class AllowedPositions(_UnitConstraint):
     "Only these unit positions may be masked."
-    def __init__(self, positions: Iterable[int]): self.positions = frozenset(positions)
-    def _get_modifiable_indices(self, current_text): return set(self.positions)
-    def extra_repr_keys(self): return ["positions"]
+
+    def __init__(self, positions: Iterable[int]):
+        self.positions = frozenset(positions)
+
+    def _get_modifiable_indices(self, current_text):
+        return set(self.positions)
+
+    def extra_repr_keys(self):
+        return ["positions"]
 
 # %% ../../nbs/17_textattack.ipynb #dedee663
-def build_attack(reidentifier: Reidentifier,
-                 k: int | None = 1, # goal: true profile's rank ≥ k (None: mask everything)
-                 unit: str = "type", # "type" or "token"
-                 beam_width: int = 1, # 1: greedy; 4: the paper's beam search
-                 allowed: Iterable[int] | None = None, # unit positions that may be masked (None: all)
-                 batch_size: int = 256, # the goal function's model_batch_size
-                ) -> textattack.Attack:
+def build_attack(
+    reidentifier: Reidentifier,
+    k: int | None = 1,  # goal: true profile's rank ≥ k (None: mask everything)
+    unit: str = "type",  # "type" or "token"
+    beam_width: int = 1,  # 1: greedy; 4: the paper's beam search
+    allowed: Iterable[int] | None = None,  # unit positions that may be masked (None: all)
+    batch_size: int = 256,  # the goal function's model_batch_size
+) -> textattack.Attack:
     "A TextAttack `Attack` for NN DeID: model wrapper, top-K goal, mask transformation, constraints, beam search."
     with quiet_textattack():
         goal = TopKGoal(ReidentifierModelWrapper(reidentifier), k=k, model_batch_size=batch_size)
@@ -169,12 +205,16 @@ def build_attack(reidentifier: Reidentifier,
         return textattack.Attack(goal, constraints, MaskUnits(unit), BeamSearch(beam_width=beam_width))
 
 # %% ../../nbs/17_textattack.ipynb #9ed93088
-def textattack_search(document: str, true_id: str, reidentifier: Reidentifier,
-                      max_k: int | None = None, # goal: rank ≥ max_k (None: mask until nothing is left)
-                      unit: str = "type", allowed: Iterable[int] | None = None,
-                      beam_width: int = 1, # 1: greedy (BeamSearch width 1); 4: beam search
-                      batch_size: int = 256, # goal function's model_batch_size
-                     ) -> Trajectory:
+def textattack_search(
+    document: str,
+    true_id: str,
+    reidentifier: Reidentifier,
+    max_k: int | None = None,  # goal: rank ≥ max_k (None: mask until nothing is left)
+    unit: str = "type",
+    allowed: Iterable[int] | None = None,
+    beam_width: int = 1,  # 1: greedy (BeamSearch width 1); 4: beam search
+    batch_size: int = 256,  # goal function's model_batch_size
+) -> Trajectory:
     "NN DeID with TextAttack's `BeamSearch`, as a `Trajectory` (same interface as `deid_nb.nn_deid.search.greedy_search`)."
     column = int(reidentifier.columns([true_id])[0])
     attack = build_attack(reidentifier, max_k, unit, beam_width, allowed, batch_size)
@@ -182,10 +222,22 @@ def textattack_search(document: str, true_id: str, reidentifier: Reidentifier,
         result = attack.attack(document, column)
     goal = attack.goal_function
     initial_rank, initial_score = goal.evaluated[document]
-    trajectory = Trajectory(document, true_id, unit, f"textattack(beam_width={beam_width})", initial_rank, initial_score,
-                            max_k=max_k, model_calls=goal.model.documents_scored)
+    trajectory = Trajectory(
+        document,
+        true_id,
+        unit,
+        f"textattack(beam_width={beam_width})",
+        initial_rank,
+        initial_score,
+        max_k=max_k,
+        model_calls=goal.model.documents_scored,
+    )
     units, masked = Units.of(document), set()
-    final = result.perturbed_result.attacked_text if hasattr(result, "perturbed_result") else result.original_result.attacked_text
+    final = (
+        result.perturbed_result.attacked_text
+        if hasattr(result, "perturbed_result")
+        else result.original_result.attacked_text
+    )
     for (word, positions), evaluated in zip(final.attack_attrs.get("deid_steps", ()), goal.batch_sizes):
         masked.update(positions)
         rank, score = goal.evaluated[units.text(masked)]

@@ -19,7 +19,16 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from ..core import atomic_path, atomic_write, get_artifacts_dir, get_logger, read_cache, resolve_device, safe_name, tqdm
+from deid_nb.core import (
+    atomic_path,
+    atomic_write,
+    get_artifacts_dir,
+    get_logger,
+    read_cache,
+    resolve_device,
+    safe_name,
+    tqdm,
+)
 from ..data import PeopleDataset, Person
 from ..encoders import mixed_precision, native_dtype
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
@@ -37,6 +46,7 @@ logger = get_logger("deid_nb.nn_deid.training")
 @dataclass
 class TrainingConfig:
     "How the bi-encoder is trained (defaults: the CPU recipe)."
+
     epochs: int = 1  # passes of the document encoder over the training documents
     batch_size: int = 32
     learning_rate: float = 1e-4  # document encoder
@@ -47,15 +57,21 @@ class TrainingConfig:
     label_smoothing: float = 0.1  # paper: 0.01–0.1
     masking_prior: str = "uniform"  # "uniform", "idf" or "none" (see deid_nb.masking.MaskingPrior)
     mask_max_rate: float = 1.0  # p ~ U(0, mask_max_rate)
-    profile_epochs: tuple[int, ...] = ()  # coordinate ascent: 0-based epochs that first train g and recompute G (paper: early epochs)
+    profile_epochs: tuple[
+        int, ...
+    ] = ()  # coordinate ascent: 0-based epochs that first train g and recompute G (paper: early epochs)
     freeze_embeddings: bool = True  # freeze the token embeddings of both encoders
     frozen_layers: int = 3  # bottom transformer layers frozen in both encoders
     length_bucketing: bool = True  # batches of similar length, padded to their longest
     dynamic_padding: bool = True  # False: pad every batch to the maximum length (the naive way)
     validation_mask_fraction: float = 0.3  # validation also on documents with this fraction of word types masked
-    max_validation_documents: int | None = 100  # validation is inference over all of them twice per epoch: keep it small on a CPU
+    max_validation_documents: int | None = (
+        100  # validation is inference over all of them twice per epoch: keep it small on a CPU
+    )
     seed: int = 0
-    num_threads: int | None = None  # torch CPU threads (None: leave as the process has them — the experiments set `cpu_threads()`)
+    num_threads: int | None = (
+        None  # torch CPU threads (None: leave as the process has them — the experiments set `cpu_threads()`)
+    )
     distributed: bool = False  # split each batch over the torch.distributed process group (gloo on CPU, NCCL on GPUs): one process's weights
     precision: str = "auto"  # training forward passes under autocast: "auto" (bfloat16 where native, else float32), "bfloat16", "float32"
 
@@ -74,6 +90,7 @@ def transformer_layers(encoder: nn.Module) -> nn.ModuleList:
             return module
     raise ValueError(f"cannot find the transformer layers of {type(encoder).__name__}")
 
+
 def freeze_bottom(encoder: nn.Module, freeze_embeddings: bool = True, frozen_layers: int = 0) -> nn.Module:
     "Freeze the embeddings and the bottom `frozen_layers` blocks of `encoder` (in place)."
     if freeze_embeddings:
@@ -84,53 +101,74 @@ def freeze_bottom(encoder: nn.Module, freeze_embeddings: bool = True, frozen_lay
     return encoder
 
 # %% ../../nbs/11_training.ipynb #b3f6403a
-def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
-                            bucketing: bool = True, # False: plain shuffled batches
-                           ) -> list[np.ndarray]:
+def length_bucketed_batches(
+    lengths: Sequence[int],
+    batch_size: int,
+    rng: np.random.Generator,
+    bucketing: bool = True,  # False: plain shuffled batches
+) -> list[np.ndarray]:
     "Index batches that cover every item once: similar lengths together, batches in random order."
     lengths = np.asarray(lengths)
     order = rng.permutation(len(lengths))
     if bucketing:
         order = order[np.argsort(lengths[order], kind="stable")]
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
 
 # %% ../../nbs/11_training.ipynb #cbdd19a7
 @dataclass
 class TrainingData:
     "The arrays one training run needs, derived once from a `PeopleDataset`."
+
     train: list[Person]
-    candidates: list[Person]  # the whole pool: the training softmax and validation run over all of it (the paper's exact softmax)
+    candidates: list[
+        Person
+    ]  # the whole pool: the training softmax and validation run over all of it (the paper's exact softmax)
     train_rows: np.ndarray  # each training person's row in `candidates`
     validation: list[Person]
     validation_rows: np.ndarray  # each validation person's row in `candidates`
     validation_masked: list[str]
     idf: dict[str, float] = field(repr=False)
 
+
 def training_data(dataset: PeopleDataset, config: TrainingConfig) -> TrainingData:
     "Split `dataset` into what training needs (see `TrainingData`)."
-    train, validation = dataset.split("train"), dataset.split("validation")[:config.max_validation_documents]
+    train, validation = dataset.split("train"), dataset.split("validation")[: config.max_validation_documents]
     row = {p.person_id: i for i, p in enumerate(dataset.people)}
     masked = [mask_fraction_of_types(p.document, config.validation_mask_fraction, seed=config.seed) for p in validation]
-    return TrainingData(train, dataset.people, np.array([row[p.person_id] for p in train]), validation,
-                        np.array([row[p.person_id] for p in validation]), masked, idf_weights(p.document for p in train))
+    return TrainingData(
+        train,
+        dataset.people,
+        np.array([row[p.person_id] for p in train]),
+        validation,
+        np.array([row[p.person_id] for p in validation]),
+        masked,
+        idf_weights(p.document for p in train),
+    )
 
 # %% ../../nbs/11_training.ipynb #aa95d547
-def top1_accuracy(model: BiEncoder, documents: Sequence[str], true_rows: Sequence[int],
-                  profile_embeddings: torch.Tensor, # (n_candidates, dim) G
-                  batch_size: int = 64) -> float:
+def top1_accuracy(
+    model: BiEncoder,
+    documents: Sequence[str],
+    true_rows: Sequence[int],
+    profile_embeddings: torch.Tensor,  # (n_candidates, dim) G
+    batch_size: int = 64,
+) -> float:
     "Fraction of documents whose true row of G scores strictly above every other row."
     if len(documents) == 0:
         return float("nan")
     documents = model.encode_documents(list(documents), batch_size, output="torch").to(profile_embeddings.device)
     scores = model.score_embeddings(documents, profile_embeddings)
-    true = scores[torch.arange(len(scores), device=scores.device), torch.as_tensor(np.asarray(true_rows), device=scores.device)]
+    true = scores[
+        torch.arange(len(scores), device=scores.device), torch.as_tensor(np.asarray(true_rows), device=scores.device)
+    ]
     return float(((scores >= true[:, None]).sum(1) == 1).float().mean())
 
 # %% ../../nbs/11_training.ipynb #3b1edfe6
 def _learning_rate_factor(step: int, total: int, warmup_fraction: float) -> float:
     warmup = max(1, int(warmup_fraction * total))
     return (step + 1) / warmup if step < warmup else max(0.0, (total - step) / max(1, total - warmup))
+
 
 def _step(optimizer, loss, step: int, total: int, config: TrainingConfig) -> float:
     "One optimiser step on `loss` (summed over the processes when distributed); returns the batch's loss."
@@ -150,18 +188,26 @@ def _process_share(size: int, config: TrainingConfig) -> slice:
     if not config.distributed:
         return slice(None)
     if not torch.distributed.is_initialized():
-        raise ValueError("TrainingConfig(distributed=True) needs torch.distributed.init_process_group first (e.g. run under torchrun)")
+        raise ValueError(
+            "TrainingConfig(distributed=True) needs torch.distributed.init_process_group first (e.g. run under torchrun)"
+        )
     rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
     if size < world:
-        raise ValueError(f"a batch of {size} cannot be shared by {world} processes: make every batch (the last too) at least {world}")
+        raise ValueError(
+            f"a batch of {size} cannot be shared by {world} processes: make every batch (the last too) at least {world}"
+        )
     bounds = np.linspace(0, size, world + 1).round().astype(int)
     return slice(int(bounds[rank]), int(bounds[rank + 1]))
+
 
 def _batch_loss(scores: torch.Tensor, targets: torch.Tensor, batch_size: int, config: TrainingConfig) -> torch.Tensor:
     "Cross-entropy of this process's rows; distributed, their sum over the whole batch's size (the shares then add up)."
     if not config.distributed:
         return nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing)
-    return nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing, reduction="sum") / batch_size
+    return (
+        nn.functional.cross_entropy(scores.float(), targets, label_smoothing=config.label_smoothing, reduction="sum")
+        / batch_size
+    )
 
 # %% ../../nbs/11_training.ipynb #68021dd6
 def _all_reduce_gradients(optimizer, loss: torch.Tensor) -> torch.Tensor:
@@ -173,6 +219,7 @@ def _all_reduce_gradients(optimizer, loss: torch.Tensor) -> torch.Tensor:
     torch.distributed.all_reduce(loss)
     return loss
 
+
 def _on_first_process(config: TrainingConfig, action: Callable):
     "Run `action` on process 0 only (one writer per run folder), then let every process go on."
     if not config.distributed or torch.distributed.get_rank() == 0:
@@ -181,41 +228,67 @@ def _on_first_process(config: TrainingConfig, action: Callable):
         torch.distributed.barrier()
 
 # %% ../../nbs/11_training.ipynb #2db4e709
-def document_epoch(model: BiEncoder, data: TrainingData, G: torch.Tensor, optimizer, config: TrainingConfig,
-                   epoch: int, step: int, total_steps: int, progress: bool = True) -> tuple[float, int]:
+def document_epoch(
+    model: BiEncoder,
+    data: TrainingData,
+    G: torch.Tensor,
+    optimizer,
+    config: TrainingConfig,
+    epoch: int,
+    step: int,
+    total_steps: int,
+    progress: bool = True,
+) -> tuple[float, int]:
     "Train f for one pass over the (prior-masked) training documents against fixed G; returns (mean loss, step)."
-    rng, prior = np.random.default_rng([config.seed, epoch, 1]), MaskingPrior(config.masking_prior, config.mask_max_rate)
+    rng, prior = (
+        np.random.default_rng([config.seed, epoch, 1]),
+        MaskingPrior(config.masking_prior, config.mask_max_rate),
+    )
     torch.manual_seed(config.seed * 1000 + epoch * 2 + 1)
     lengths = [len(p.document) for p in data.train]
     model.train()
     losses = []
-    for batch in tqdm(length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
-                      desc=f"epoch {epoch} f", disable=not progress):
-        texts = [prior(data.train[i].document, rng, data.idf) for i in batch]  # all of them: the same rng draws as one process
+    for batch in tqdm(
+        length_bucketed_batches(lengths, config.batch_size, rng, config.length_bucketing),
+        desc=f"epoch {epoch} f",
+        disable=not progress,
+    ):
+        texts = [
+            prior(data.train[i].document, rng, data.idf) for i in batch
+        ]  # all of them: the same rng draws as one process
         share = _process_share(len(batch), config)
         texts, targets = texts[share], torch.from_numpy(data.train_rows[batch][share])
         with mixed_precision(model.device, config.precision):
-            embeddings = model.embed_documents(model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding))
+            embeddings = model.embed_documents(
+                model.tokenize_documents(texts, pad_to_max_length=not config.dynamic_padding)
+            )
             scores = model.score_embeddings(embeddings, G)
         loss = _batch_loss(scores, targets.to(embeddings.device), len(batch), config)
-        losses.append(_step(optimizer, loss, step, total_steps, config)); step += 1
+        losses.append(_step(optimizer, loss, step, total_steps, config))
+        step += 1
     return float(np.mean(losses)), step
 
 # %% ../../nbs/11_training.ipynb #181da684
-def profile_epoch(model: BiEncoder, data: TrainingData, optimizer, config: TrainingConfig,
-                  epoch: int, progress: bool = True) -> float:
+def profile_epoch(
+    model: BiEncoder, data: TrainingData, optimizer, config: TrainingConfig, epoch: int, progress: bool = True
+) -> float:
     "Train g for one pass over the training profiles against fixed unmasked document embeddings; returns the mean loss."
     F = model.encode_documents([p.document for p in data.train], output="torch").to(model.device)
     rng = np.random.default_rng([config.seed, epoch, 2])
     torch.manual_seed(config.seed * 1000 + epoch * 2)
-    batches = length_bucketed_batches([len(str(p.profile)) for p in data.train], config.batch_size, rng, config.length_bucketing)
+    batches = length_bucketed_batches(
+        [len(str(p.profile)) for p in data.train], config.batch_size, rng, config.length_bucketing
+    )
     model.train()
     losses = []
     for i, batch in enumerate(tqdm(batches, desc=f"epoch {epoch} g", disable=not progress)):
         size, batch = len(batch), batch[_process_share(len(batch), config)]
         with mixed_precision(model.device, config.precision):
-            embeddings = model.embed_profiles(model.tokenize_profiles([data.train[j].profile for j in batch],
-                                                                      pad_to_max_length=not config.dynamic_padding))
+            embeddings = model.embed_profiles(
+                model.tokenize_profiles(
+                    [data.train[j].profile for j in batch], pad_to_max_length=not config.dynamic_padding
+                )
+            )
             scores = model.score_embeddings(embeddings, F)
         loss = _batch_loss(scores, torch.as_tensor(batch, device=F.device), size, config)
         losses.append(_step(optimizer, loss, i, len(batches), config))
@@ -228,19 +301,29 @@ def make_optimizers(model: BiEncoder, config: TrainingConfig) -> dict[str, torch
         freeze_bottom(encoder, config.freeze_embeddings, config.frozen_layers)
     trainable = lambda module: [p for p in module.parameters() if p.requires_grad]
     group = lambda params, lr: {"params": params, "lr": lr, "initial_lr": lr}
-    document = [group(trainable(model.document_projection) + [model.log_logit_scale], config.head_learning_rate),
-                group(trainable(model.document_encoder), config.learning_rate)]
-    profile = [group(trainable(model.profile_projection), config.head_learning_rate),
-               group(trainable(model.profile_encoder), config.profile_learning_rate)]
+    document = [
+        group(trainable(model.document_projection) + [model.log_logit_scale], config.head_learning_rate),
+        group(trainable(model.document_encoder), config.learning_rate),
+    ]
+    profile = [
+        group(trainable(model.profile_projection), config.head_learning_rate),
+        group(trainable(model.profile_encoder), config.profile_learning_rate),
+    ]
+
     def make(groups):  # None when nothing on that side can learn (e.g. g frozen and no projection)
         groups = [g for g in groups if g["params"]]
         return torch.optim.AdamW(groups, weight_decay=config.weight_decay) if groups else None
+
     return {"document": make(document), "profile": make(profile)}
 
 # %% ../../nbs/11_training.ipynb #ea3e4fda
 def _optimizer_tensors(optimizer, prefix: str) -> dict[str, torch.Tensor]:
-    return {f"{prefix}.{index}.{key}": value.detach().cpu().contiguous()
-            for index, state in optimizer.state_dict()["state"].items() for key, value in state.items()}
+    return {
+        f"{prefix}.{index}.{key}": value.detach().cpu().contiguous()
+        for index, state in optimizer.state_dict()["state"].items()
+        for key, value in state.items()
+    }
+
 
 def _load_optimizer_tensors(optimizer, tensors: dict, prefix: str):
     state: dict = {}
@@ -281,11 +364,15 @@ def _read_checkpoint(directory: Path) -> tuple[dict, dict, dict] | None:
     return record, weights, tensors
 
 # %% ../../nbs/11_training.ipynb #199d7141
-def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingConfig, directory: str | Path,
-                     progress: bool = True, # tqdm bars
-                     on_epoch_end: Callable | None = None, # called as on_epoch_end(epoch, record) after each checkpoint
-                     profile_cache_dir: str | Path | None = None, # where the initial G is cached (shared by runs with the same g)
-                    ) -> dict:
+def train_bi_encoder(
+    model: BiEncoder,
+    dataset: PeopleDataset,
+    config: TrainingConfig,
+    directory: str | Path,
+    progress: bool = True,  # tqdm bars
+    on_epoch_end: Callable | None = None,  # called as on_epoch_end(epoch, record) after each checkpoint
+    profile_cache_dir: str | Path | None = None,  # where the initial G is cached (shared by runs with the same g)
+) -> dict:
     "Train `model` on `dataset` (resuming from `directory` if a checkpoint is there); returns the training record."
     directory = Path(directory)
     if config.num_threads:
@@ -293,8 +380,10 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
     data, optimizers = training_data(dataset, config), make_optimizers(model, config)
     for side, epochs in (("document", range(config.epochs)), ("profile", config.profile_epochs)):
         if optimizers[side] is None and len(epochs):
-            raise ValueError(f"{dataset.name}: nothing of the {side} encoder is trainable (all layers frozen and no projection), "
-                             f"but the training configuration asks for {side} epochs")
+            raise ValueError(
+                f"{dataset.name}: nothing of the {side} encoder is trainable (all layers frozen and no projection), "
+                f"but the training configuration asks for {side} epochs"
+            )
     record = {"dataset": dataset.name, "training": asdict(config), "history": [], "epochs": config.epochs}
     start, state_file = 0, directory / "training.json"
     checkpoint = _read_checkpoint(directory)  # unreadable: a warning, then training from scratch
@@ -318,9 +407,20 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
             entry["profile_seconds"] = round(time.perf_counter() - started, 1)
             G = model.encode_profiles([p.profile for p in data.candidates], output="torch").to(model.device)
         document_started = time.perf_counter()
-        entry["loss"], _ = document_epoch(model, data, G, optimizers["document"], config, epoch,
-                                          epoch * steps_per_epoch, config.epochs * steps_per_epoch, progress)
-        entry["learning_rate"] = optimizers["document"].param_groups[-1]["lr"]  # at the epoch's last step (0 only after the schedule's end)
+        entry["loss"], _ = document_epoch(
+            model,
+            data,
+            G,
+            optimizers["document"],
+            config,
+            epoch,
+            epoch * steps_per_epoch,
+            config.epochs * steps_per_epoch,
+            progress,
+        )
+        entry["learning_rate"] = optimizers["document"].param_groups[-1][
+            "lr"
+        ]  # at the epoch's last step (0 only after the schedule's end)
         entry["document_sequences_per_second"] = round(sequences / (time.perf_counter() - document_started), 1)
         entry["validation_top1"] = top1_accuracy(model, [p.document for p in data.validation], data.validation_rows, G)
         entry["validation_top1_masked"] = top1_accuracy(model, data.validation_masked, data.validation_rows, G)
@@ -336,23 +436,40 @@ def train_bi_encoder(model: BiEncoder, dataset: PeopleDataset, config: TrainingC
     return record
 
 # %% ../../nbs/11_training.ipynb #911e31a6
-_NOT_IN_RUN_KEY = ("num_threads", "max_validation_documents", "distributed")  # they change speed or reporting, not the weights
+_NOT_IN_RUN_KEY = (
+    "num_threads",
+    "max_validation_documents",
+    "distributed",
+)  # they change speed or reporting, not the weights
 
-def run_directory(dataset: PeopleDataset, model_config: BiEncoderConfig, config: TrainingConfig,
-                  artifacts_dir: str | Path | None = None, name: str = "bi_encoder",
-                  device: str | None = None, # where it trains (None: the rule of `resolve_device`): what precision "auto" means
-                 ) -> Path:
+
+def run_directory(
+    dataset: PeopleDataset,
+    model_config: BiEncoderConfig,
+    config: TrainingConfig,
+    artifacts_dir: str | Path | None = None,
+    name: str = "bi_encoder",
+    device: str | None = None,  # where it trains (None: the rule of `resolve_device`): what precision "auto" means
+) -> Path:
     "Where a run of these configurations on this dataset lives."
     ids = hashlib.sha256("\n".join(p.person_id for p in dataset.people).encode()).hexdigest()
     learned = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_RUN_KEY}
     learned["precision"] = str(native_dtype(config.precision, resolve_device(device)))  # what "auto" means there
-    key = json.dumps([asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True)
-    return get_artifacts_dir(artifacts_dir) / "reidentifiers" / safe_name(dataset.name, "dataset name") / f"{safe_name(name, 're-identifier name')}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    key = json.dumps(
+        [asdict(model_config), learned, {k: len(v) for k, v in dataset.splits.items()}, ids], sort_keys=True
+    )
+    return (
+        get_artifacts_dir(artifacts_dir)
+        / "reidentifiers"
+        / safe_name(dataset.name, "dataset name")
+        / f"{safe_name(name, 're-identifier name')}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    )
 
 # %% ../../nbs/11_training.ipynb #9a6f042b
 @dataclass
 class TrainedModel:
     "A trained bi-encoder with where it lives and how it was trained."
+
     model: BiEncoder
     directory: Path
     record: dict
@@ -363,12 +480,16 @@ class TrainedModel:
         return round(sum(e["seconds"] for e in self.record["history"]), 1)
 
 # %% ../../nbs/11_training.ipynb #631c9c51
-def train_reidentifier(dataset: PeopleDataset, model_config: BiEncoderConfig | None = None,
-                       config: TrainingConfig | None = None, artifacts_dir: str | Path | None = None,
-                       name: str = "bi_encoder", # label of the run directory (e.g. a registry name)
-                       retrain: bool = False, progress: bool = True,
-                       device: str | None = None, # None: the rule of `deid_nb.core.resolve_device`
-                      ) -> TrainedModel:
+def train_reidentifier(
+    dataset: PeopleDataset,
+    model_config: BiEncoderConfig | None = None,
+    config: TrainingConfig | None = None,
+    artifacts_dir: str | Path | None = None,
+    name: str = "bi_encoder",  # label of the run directory (e.g. a registry name)
+    retrain: bool = False,
+    progress: bool = True,
+    device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
+) -> TrainedModel:
     "Train the bi-encoder on `dataset` (resuming a killed run) or load the finished model; deterministic given the seed."
     model_config, config = model_config or BiEncoderConfig(), config or TrainingConfig()
     device = resolve_device(device)
@@ -380,7 +501,15 @@ def train_reidentifier(dataset: PeopleDataset, model_config: BiEncoderConfig | N
     if record is not None and record["epochs_completed"] + 1 >= config.epochs:
         return TrainedModel(load_model(directory / record["checkpoint"], device), directory, record)
     torch.manual_seed(config.seed)
-    model = BiEncoder(model_config).to(device)  # initialised on the CPU under the seed, then moved: the same start everywhere
-    record = train_bi_encoder(model, dataset, config, directory, progress,
-                              profile_cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache")
+    model = BiEncoder(model_config).to(
+        device
+    )  # initialised on the CPU under the seed, then moved: the same start everywhere
+    record = train_bi_encoder(
+        model,
+        dataset,
+        config,
+        directory,
+        progress,
+        profile_cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache",
+    )
     return TrainedModel(model, directory, record)

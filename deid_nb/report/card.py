@@ -42,8 +42,10 @@ logger = get_logger("deid_nb.report.card")
 PLACEHOLDER_TAG = re.compile(r"<[A-Z][A-Z0-9_]*>")  # Presidio's `replace` operator: <PERSON>, <DATE_TIME>, ...
 _BRACKETED = re.compile(r"<[^<>\s]{1,40}>|\[[^\[\]\s]{1,40}\]|\{[^{}\s]{1,40}\}")  # what a placeholder looks like
 
-def placeholder_pattern(placeholders: Sequence[str] = (), # strings the redaction writes for hidden words, beside the known ones
-                       ) -> re.Pattern:
+
+def placeholder_pattern(
+    placeholders: Sequence[str] = (),  # strings the redaction writes for hidden words, beside the known ones
+) -> re.Pattern:
     "One pattern for every placeholder: the mask spellings, `placeholders` (longest first) and Presidio's `<ENTITY_TYPE>` tags."
     if any(not isinstance(p, str) or not p.strip() for p in placeholders):
         raise DataError(f"a placeholder must be a non-blank string, got {list(placeholders)!r}")
@@ -55,14 +57,19 @@ def check_placeholders(text: str, original: str, pattern: re.Pattern, where: str
     "`DataError` if a placeholder in `text` also occurs in `original`, or `text` has a bracketed token that is no known placeholder."
     for found in sorted(set(pattern.findall(text))):
         if found in original:
-            raise DataError(f"{where}: the placeholder {found!r} also occurs in the original text, so it cannot be told "
-                            "apart from the words it hides; write another placeholder")
+            raise DataError(
+                f"{where}: the placeholder {found!r} also occurs in the original text, so it cannot be told "
+                "apart from the words it hides; write another placeholder"
+            )
     for token in _BRACKETED.findall(text):
         if not pattern.fullmatch(token) and token not in original:
-            raise DataError(f"{where}: unknown placeholder {token!r}; declare it (--placeholder {token!r}, or placeholders=)")
+            raise DataError(
+                f"{where}: unknown placeholder {token!r}; declare it (--placeholder {token!r}, or placeholders=)"
+            )
 
 # %% ../../nbs/60_report_card.ipynb #6fc7257f
 _UNIT = r"\w+|[^\w\s]"
+
 
 def aligned_changes(text: str, original: str, pattern: re.Pattern) -> list[tuple[int, int, str]]:
     "(start, end, what `text` shows instead) for each stretch of `original` that `text` hides or rewrites."
@@ -72,17 +79,25 @@ def aligned_changes(text: str, original: str, pattern: re.Pattern) -> list[tuple
     changes = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op in ("replace", "delete"):
-            shown = text[theirs[j1].start():theirs[j2 - 1].end()] if j2 > j1 else ""
+            shown = text[theirs[j1].start() : theirs[j2 - 1].end()] if j2 > j1 else ""
             changes.append((ours[i1].start(), ours[i2 - 1].end(), shown))
     return changes
 
 # %% ../../nbs/60_report_card.ipynb #ed64c73c
 def _checked_spans(spans, length: int, where: str) -> list[tuple[int, int]]:
     "The spans as sorted (start, end) pairs: [start, end, ...] lists or {'start', 'end'} objects inside the text, none overlapping."
-    pairs = [(s.get("start"), s.get("end")) if isinstance(s, dict) else tuple(s[:2]) if isinstance(s, list) else None
-             for s in spans] if isinstance(spans, list) else [None]
+    pairs = (
+        [
+            (s.get("start"), s.get("end")) if isinstance(s, dict) else tuple(s[:2]) if isinstance(s, list) else None
+            for s in spans
+        ]
+        if isinstance(spans, list)
+        else [None]
+    )
     if not all(p and len(p) == 2 and all(type(x) is int for x in p) and 0 <= p[0] < p[1] <= length for p in pairs):
-        raise DataError(f"{where}: 'spans' must be [start, end] character pairs inside the original ({length} characters)")
+        raise DataError(
+            f"{where}: 'spans' must be [start, end] character pairs inside the original ({length} characters)"
+        )
     pairs = sorted(pairs)
     for a, b in zip(pairs, pairs[1:]):
         if b[0] < a[1]:
@@ -92,14 +107,22 @@ def _checked_spans(spans, length: int, where: str) -> list[tuple[int, int]]:
 # %% ../../nbs/60_report_card.ipynb #e1960af1
 def _mismatch(text: str, original: str, position: int, cursor: int, where: str) -> DataError:
     same = len(os.path.commonprefix([text[position:], original[cursor:]]))
-    return DataError(f"{where}: 'text' does not match 'spans': it differs from the original at character {cursor + same} "
-                     f"(text {text[position + same:][:20]!r}, original {original[cursor + same:][:20]!r})")
+    return DataError(
+        f"{where}: 'text' does not match 'spans': it differs from the original at character {cursor + same} "
+        f"(text {text[position + same :][:20]!r}, original {original[cursor + same :][:20]!r})"
+    )
 
 # %% ../../nbs/60_report_card.ipynb #3e0ec1e4
-def spans_changes(text: str, original: str, spans, pattern: re.Pattern, where: str = "record") -> list[tuple[int, int, str]]:
+def spans_changes(
+    text: str, original: str, spans, pattern: re.Pattern, where: str = "record"
+) -> list[tuple[int, int, str]]:
     "(start, end, what was written) per span, once `text` is checked to be `original` with each span replaced by a placeholder (or its `replacement`)."
     changes, position, cursor = [], 0, 0
-    written = {(s["start"], s["end"]): s["replacement"] for s in spans if isinstance(s, dict) and isinstance(s.get("replacement"), str)}
+    written = {
+        (s["start"], s["end"]): s["replacement"]
+        for s in spans
+        if isinstance(s, dict) and isinstance(s.get("replacement"), str)
+    }
     for start, end in _checked_spans(spans, len(original), where):
         if not text.startswith(original[cursor:start], position):
             raise _mismatch(text, original, position, cursor, where)
@@ -107,12 +130,16 @@ def spans_changes(text: str, original: str, spans, pattern: re.Pattern, where: s
         if (start, end) in written:  # an operator's span says what it wrote (a pseudonym, a hash, nothing)
             if not text.startswith(written[start, end], position):
                 raise _mismatch(text, original, position, cursor, where)
-            changes.append((start, end, written[start, end])); position, cursor = position + len(written[start, end]), end
+            changes.append((start, end, written[start, end]))
+            position, cursor = position + len(written[start, end]), end
             continue
         if (found := pattern.match(text, position)) is None:
-            raise DataError(f"{where}: 'text' does not match 'spans': span [{start}, {end}] ({original[start:end]!r}) is not "
-                            f"replaced by a placeholder (the text shows {text[position:position + end - start + 10]!r})")
-        changes.append((start, end, found.group())); position, cursor = found.end(), end
+            raise DataError(
+                f"{where}: 'text' does not match 'spans': span [{start}, {end}] ({original[start:end]!r}) is not "
+                f"replaced by a placeholder (the text shows {text[position : position + end - start + 10]!r})"
+            )
+        changes.append((start, end, found.group()))
+        position, cursor = found.end(), end
     if text[position:] != original[cursor:]:
         raise _mismatch(text, original, position, cursor, where)
     return changes
@@ -130,16 +157,26 @@ def masked_words(original: str, changes: Sequence[tuple[int, int, str]]) -> str:
 @dataclass
 class Published:
     "A redaction as read: {id: published text, placeholders as `<mask>`}, {id: the original with each hidden word as `<mask>`}, …"
+
     texts: dict[str, str]
     masked: dict[str, str]
-    hide_length: dict[str, bool] = field(default_factory=dict)  # a placeholder stands for several words somewhere in the text
+    hide_length: dict[str, bool] = field(
+        default_factory=dict
+    )  # a placeholder stands for several words somewhere in the text
     claimed: dict[str, bool] = field(default_factory=dict)  # the certificate's goal_met, as the file claims it
 
-def published_record(text: str, original: str, spans=None, pattern: re.Pattern | None = None, where: str = "record") -> tuple[str, str, bool]:
+
+def published_record(
+    text: str, original: str, spans=None, pattern: re.Pattern | None = None, where: str = "record"
+) -> tuple[str, str, bool]:
     "(text with placeholders as `<mask>`, the word-by-word masked original, whether lengths are hidden) of one checked record."
     pattern = pattern or placeholder_pattern()
     check_placeholders(text, original, pattern, where)
-    changes = aligned_changes(text, original, pattern) if spans is None else spans_changes(text, original, spans, pattern, where)
+    changes = (
+        aligned_changes(text, original, pattern)
+        if spans is None
+        else spans_changes(text, original, spans, pattern, where)
+    )
     hidden = any(len(pattern.findall(shown)) != len(WORD_PATTERN.findall(original[s:e])) for s, e, shown in changes)
     return pattern.sub(MASK_TOKEN, text), masked_words(original, changes), hidden
 
@@ -164,14 +201,20 @@ def redaction_records(path: str | Path) -> list[tuple[str, dict]]:
 # %% ../../nbs/60_report_card.ipynb #178a823e
 def _with_written(pattern: re.Pattern, placeholders: Sequence[str], spans) -> re.Pattern:
     "`pattern`, plus the placeholders an operator's spans say they wrote (`replacement`), which are then known."
-    written = {s["replacement"] for s in spans or () if isinstance(s, dict) and isinstance(s.get("replacement"), str)} if isinstance(spans, list) else set()
+    written = (
+        {s["replacement"] for s in spans or () if isinstance(s, dict) and isinstance(s.get("replacement"), str)}
+        if isinstance(spans, list)
+        else set()
+    )
     written = {w for w in written if w.strip() and not pattern.fullmatch(w) and _BRACKETED.fullmatch(w)}
     return placeholder_pattern([*placeholders, *written]) if written else pattern
 
 # %% ../../nbs/60_report_card.ipynb #1581c465
-def read_redaction(path: str | Path, people: Sequence[Person],
-                   placeholders: Sequence[str] = (), # strings in `text` that stand for hidden words, beside the known ones
-                  ) -> Published:
+def read_redaction(
+    path: str | Path,
+    people: Sequence[Person],
+    placeholders: Sequence[str] = (),  # strings in `text` that stand for hidden words, beside the known ones
+) -> Published:
     "The checked redaction in `path`; the first bad record raises `DataError` naming the file and its line."
     originals, pattern, seen = {p.person_id: p.document for p in people}, placeholder_pattern(placeholders), {}
     read = Published({}, {})
@@ -185,33 +228,59 @@ def read_redaction(path: str | Path, people: Sequence[Person],
             raise DataError(f"{where}: id {pid!r} is repeated (first at {seen[pid]})")
         seen[pid] = where.rsplit(": ", 1)[-1]
         read.texts[pid], read.masked[pid], read.hide_length[pid] = published_record(
-            record["text"], originals[pid], record.get("spans"), _with_written(pattern, placeholders, record.get("spans")), where)
+            record["text"],
+            originals[pid],
+            record.get("spans"),
+            _with_written(pattern, placeholders, record.get("spans")),
+            where,
+        )
         if isinstance(record.get("certificate"), dict):
             read.claimed[pid] = bool(record["certificate"].get("goal_met"))
     return read
 
 # %% ../../nbs/60_report_card.ipynb #402800cb
-def background_retriever(people: Sequence[Person], source: str = "people", dense=None, n_documents: int = 10) -> Retriever:
+def background_retriever(
+    people: Sequence[Person], source: str = "people", dense=None, n_documents: int = 10
+) -> Retriever:
     "The infilling attack's retriever over `people`'s documents and infoboxes plus the gazetteer (`dense`: a DenseReranker or None)."
     return Retriever(build_knowledge_base({source: list(people)}), dense, n_documents=n_documents)
 
-def infill_attack(masked: Mapping[str, str], people: Sequence[Person], retriever: Retriever, level: str = "L3P",
-                  source: str = "people", infiller=None, seed: int = 0,
-                  hide_length: Mapping[str, bool] | None = None, # {id: one mask per run}
-                  progress: bool = False) -> tuple[dict, dict[str, str]]: # a bar over the spans filled
+
+def infill_attack(
+    masked: Mapping[str, str],
+    people: Sequence[Person],
+    retriever: Retriever,
+    level: str = "L3P",
+    source: str = "people",
+    infiller=None,
+    seed: int = 0,
+    hide_length: Mapping[str, bool] | None = None,  # {id: one mask per run}
+    progress: bool = False,
+) -> tuple[dict, dict[str, str]]:  # a bar over the spans filled
     "({spans, exact_match, word_recall, …}, {id: infilled text}): the retrieval + infilling attack on word-by-word masked texts."
     by_id, hide_length = {p.person_id: p for p in people}, hide_length or {}
-    documents = [redaction_document(f"{source}:{pid}", by_id[pid].document, text, person_keys(by_id[pid]), hide_length.get(pid, False))
-                 for pid, text in masked.items()]
-    records = infill_documents(documents, retriever, level, infiller or CopyInfiller(), k=1, seed=seed, progress=progress)
+    documents = [
+        redaction_document(
+            f"{source}:{pid}", by_id[pid].document, text, person_keys(by_id[pid]), hide_length.get(pid, False)
+        )
+        for pid, text in masked.items()
+    ]
+    records = infill_documents(
+        documents, retriever, level, infiller or CopyInfiller(), k=1, seed=seed, progress=progress
+    )
     infilled = {d.doc_id.split(":", 1)[1]: infilled_text(d, records) for d in documents}
     if not len(records):
         return {"spans": 0, "exact_match": float("nan"), "word_recall": float("nan")}, infilled
     row = infill_table(records).iloc[0]
-    return {"spans": int(row.spans), "exact_match": float(row.exact_match), "word_recall": float(row.word_recall)}, infilled
+    return {
+        "spans": int(row.spans),
+        "exact_match": float(row.exact_match),
+        "word_recall": float(row.word_recall),
+    }, infilled
 
 # %% ../../nbs/60_report_card.ipynb #7b254417
 ORIGINAL = "(no redaction)"
+
 
 def _tab_scores(masked: Mapping[str, str], originals: Mapping[str, str], scorer: TabScorer) -> dict:
     ids = [pid for pid in masked if pid in scorer.documents]
@@ -221,40 +290,67 @@ def _tab_scores(masked: Mapping[str, str], originals: Mapping[str, str], scorer:
     scores = scorer.scores(masks)
     return {"tab_recall": 100 * scores["token_recall"], "tab_precision": 100 * scores["token_precision"]}
 
+
 def _as_published(redaction) -> Published:
     return redaction if isinstance(redaction, Published) else Published(dict(redaction), dict(redaction))
+
 
 def _rate(certified: Mapping[str, bool], ids) -> float:
     return 100 * float(np.mean([bool(certified.get(pid, False)) for pid in ids])) if len(ids) else float("nan")
 
 # %% ../../nbs/60_report_card.ipynb #0a6e4c93
-def _infill_columns(method: str, read: Published, people: Sequence[Person], reidentifiers, retriever: Retriever, level: str,
-                    source: str, seed: int, progress: bool) -> dict:
+def _infill_columns(
+    method: str,
+    read: Published,
+    people: Sequence[Person],
+    reidentifiers,
+    retriever: Retriever,
+    level: str,
+    source: str,
+    seed: int,
+    progress: bool,
+) -> dict:
     "A card row's infilling columns: spans restored, words recovered, and re-identification of the infilled texts."
     logger.info("report card: %s: the infilling attack at %s", method, level)
-    scores, infilled = infill_attack(read.masked, people, retriever, level, source, seed=seed, hide_length=read.hide_length, progress=progress)
+    scores, infilled = infill_attack(
+        read.masked, people, retriever, level, source, seed=seed, hide_length=read.hide_length, progress=progress
+    )
     logger.info("report card: %s: re-identification after infilling", method)
     return scores | {"reid_infilled": reidentification_change(read.texts, infilled, reidentifiers)["reid_infilled"]}
 
 # %% ../../nbs/60_report_card.ipynb #bb703ec5
-def report_card(redactions: Mapping[str, Published | Mapping[str, str]], # {method: Published, or {person id: masked text}}
-                people: Sequence[Person], # the originals (and the re-identifiers' candidate pool)
-                reidentifiers, # a re-identifier, a list, or {name: re-identifier}
-                retriever: Retriever | None = None, # the infilling attack's (None: no infilling columns)
-                level: str = "L3P", # the infilling adversary's background level
-                tab_scorer: TabScorer | None = None, # gold annotations (None: no TAB columns)
-                certificates: Mapping[str, Mapping[str, bool]] | None = None, # claimed: {method: {id: goal met}} (default: the files')
-                certificates_verified: Mapping[str, Mapping[str, bool]] | None = None, # {method: {id: holds when re-checked}}
-                include_original: bool = True, seed: int = 0,
-                source: str = "people", # the people's source name in the retriever's knowledge base
-                progress: bool = False) -> pd.DataFrame: # the infilling attack's bar over spans (each step is logged either way)
+def report_card(
+    redactions: Mapping[str, Published | Mapping[str, str]],  # {method: Published, or {person id: masked text}}
+    people: Sequence[Person],  # the originals (and the re-identifiers' candidate pool)
+    reidentifiers,  # a re-identifier, a list, or {name: re-identifier}
+    retriever: Retriever | None = None,  # the infilling attack's (None: no infilling columns)
+    level: str = "L3P",  # the infilling adversary's background level
+    tab_scorer: TabScorer | None = None,  # gold annotations (None: no TAB columns)
+    certificates: Mapping[str, Mapping[str, bool]]
+    | None = None,  # claimed: {method: {id: goal met}} (default: the files')
+    certificates_verified: Mapping[str, Mapping[str, bool]] | None = None,  # {method: {id: holds when re-checked}}
+    include_original: bool = True,
+    seed: int = 0,
+    source: str = "people",  # the people's source name in the retriever's knowledge base
+    progress: bool = False,
+) -> pd.DataFrame:  # the infilling attack's bar over spans (each step is logged either way)
     "One row per redaction: utility, re-identification (95% CIs), infilling recovery and re-identification after it, TAB, certificates."
-    originals, rows, redactions = {p.person_id: p.document for p in people}, [], {m: _as_published(r) for m, r in redactions.items()}
-    named = {ORIGINAL: _as_published({pid: originals[pid] for pid in next(iter(redactions.values()), Published({}, {})).texts})}
+    originals, rows, redactions = (
+        {p.person_id: p.document for p in people},
+        [],
+        {m: _as_published(r) for m, r in redactions.items()},
+    )
+    named = {
+        ORIGINAL: _as_published(
+            {pid: originals[pid] for pid in next(iter(redactions.values()), Published({}, {})).texts}
+        )
+    }
     for method, read in ({**named, **redactions} if include_original else redactions).items():
         logger.info("report card: %s, %d documents: re-identification", method, len(read.texts))
         row = evaluate_masking(read.texts, people, reidentifiers, method=method)
-        row["percent_masked"] = percent_masked(list(read.masked.values()), [originals[p] for p in read.masked]) if read.masked else np.nan
+        row["percent_masked"] = (
+            percent_masked(list(read.masked.values()), [originals[p] for p in read.masked]) if read.masked else np.nan
+        )
         if retriever is not None and method != ORIGINAL:
             row |= _infill_columns(method, read, people, reidentifiers, retriever, level, source, seed, progress)
         if tab_scorer is not None:
@@ -267,17 +363,31 @@ def report_card(redactions: Mapping[str, Published | Mapping[str, str]], # {meth
     return pd.DataFrame(rows)
 
 # %% ../../nbs/60_report_card.ipynb #d85cf145
-CARD_COLUMNS = {"method": "Redaction", "documents": "Docs", "percent_masked": "% masked", "information_loss": "Info. loss",
-                "ensemble_reid": "Ensemble re-id % (95% CI)", "exact_match": "Spans restored (EM %)", "word_recall": "Words recovered %",
-                "reid_infilled": "Re-id after infilling %", "tab_recall": "TAB recall %", "tab_precision": "TAB precision %",
-                "certificates_claimed": "Certificates claimed %", "certificates_verified": "Certificates verified %",
-                "paper_ensemble_reid": "Paper's re-id %", "paper_percent_masked": "Paper's % masked"}
+CARD_COLUMNS = {
+    "method": "Redaction",
+    "documents": "Docs",
+    "percent_masked": "% masked",
+    "information_loss": "Info. loss",
+    "ensemble_reid": "Ensemble re-id % (95% CI)",
+    "exact_match": "Spans restored (EM %)",
+    "word_recall": "Words recovered %",
+    "reid_infilled": "Re-id after infilling %",
+    "tab_recall": "TAB recall %",
+    "tab_precision": "TAB precision %",
+    "certificates_claimed": "Certificates claimed %",
+    "certificates_verified": "Certificates verified %",
+    "paper_ensemble_reid": "Paper's re-id %",
+    "paper_percent_masked": "Paper's % masked",
+}
+
 
 def card_markdown(card: pd.DataFrame, digits: int = 1) -> str:
     "The card as a Markdown table: the columns of `CARD_COLUMNS` it has, per-model top-1 columns after them."
     table = card.copy()
-    table["ensemble_reid"] = [f"{r:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f})" for r, lo, hi in
-                              zip(card.ensemble_reid, card.ensemble_reid_low, card.ensemble_reid_high)]
+    table["ensemble_reid"] = [
+        f"{r:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f})"
+        for r, lo, hi in zip(card.ensemble_reid, card.ensemble_reid_low, card.ensemble_reid_high)
+    ]
     models = [c for c in card.columns if c.endswith("_top1")]
     table = table[[c for c in CARD_COLUMNS if c in table.columns] + models]
     return markdown_table(table.rename(columns={**CARD_COLUMNS, **{m: f"{m[:-5]} top-1 %" for m in models}}), digits)

@@ -20,10 +20,19 @@ __all__ = ['UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'CHOICES', 'DEFAULT_REIDE
 
 # %% ../../nbs/61_cli.ipynb #44dfa7ac
 UNCERTIFIED = 3  # deidentify: the output is written but some certificate is not met
-EXIT_CODES = {0: "done", 1: "a mistake in the arguments or the input: one line on stderr, before any model loads (--debug: the traceback)",
-              2: "the command line cannot be parsed (argparse's usage message)",
-              UNCERTIFIED: "deidentify wrote its output, but some certificate is not met (--allow-uncertified: 0); verify: some certificate fails"}
-USER_ERRORS = (ValueError, KeyError, OSError, ImportError)  # a user's mistake (a DataError is a ValueError): one line, not a traceback
+EXIT_CODES = {
+    0: "done",
+    1: "a mistake in the arguments or the input: one line on stderr, before any model loads (--debug: the traceback)",
+    2: "the command line cannot be parsed (argparse's usage message)",
+    UNCERTIFIED: "deidentify wrote its output, but some certificate is not met (--allow-uncertified: 0); verify: some certificate fails",
+}
+USER_ERRORS = (
+    ValueError,
+    KeyError,
+    OSError,
+    ImportError,
+)  # a user's mistake (a DataError is a ValueError): one line, not a traceback
+
 
 def _one_line(error: BaseException) -> str:
     message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
@@ -31,13 +40,30 @@ def _one_line(error: BaseException) -> str:
 
 # %% ../../nbs/61_cli.ipynb #a9d1f3e6
 CHOICES = {  # option: the names it accepts (each the library's; checked in 61a_commands)
-    "reidentifier": ("bm25", "minilm_zero_shot", "nn_compact", "nn_idf", "nn_recipe", "nn_unfrozen", "nn_unfrozen_bm25", "nn_uniform", "nn_uniform_bm25"),
+    "reidentifier": (
+        "bm25",
+        "minilm_zero_shot",
+        "nn_compact",
+        "nn_idf",
+        "nn_recipe",
+        "nn_unfrozen",
+        "nn_unfrozen_bm25",
+        "nn_uniform",
+        "nn_uniform_bm25",
+    ),
     "search": ("approximate", "greedy"),  # deid_nb.nn_deid.deidentify.SEARCHES
     "long_documents": ("windows", "mask_tail", "truncate"),  # deid_nb.nn_deid.deidentify.LONG_DOCUMENT_POLICIES
     "operator": ("replace", "redact", "hash", "pseudonym"),  # deid_nb.nn_deid.operators.OPERATORS
     "scope": ("document", "corpus"),  # deid_nb.nn_deid.operators.PSEUDONYM_SCOPES
     "format": (".jsonl", ".csv", ".parquet"),  # deid_nb.nn_deid.batch.OUTPUT_FORMATS
-    "method": ("idf", "idf_table_aware", "lexical", "named_entity", "presidio", "scrubadub"),  # deid_nb.baselines.BASELINES
+    "method": (
+        "idf",
+        "idf_table_aware",
+        "lexical",
+        "named_entity",
+        "presidio",
+        "scrubadub",
+    ),  # deid_nb.baselines.BASELINES
     "level": ("L1", "L2", "L3", "L3P", "L4"),  # deid_nb.infill.knowledge_base.KNOWLEDGE_LEVELS
     "profile": ("quick", "default"),  # deid_nb.experiments.PROFILES
 }
@@ -54,63 +80,143 @@ def _add_table_options(parser: argparse.ArgumentParser):
 # %% ../../nbs/61_cli.ipynb #0f30b46e
 def add_deidentify_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("deidentify", help="de-identify the documents of a table of people (NN DeID)")
-    run.add_argument("table", help="a .csv, .jsonl or .json table: one person per row; or a folder or quoted glob of shards (with --model)")
+    run.add_argument(
+        "table",
+        help="a .csv, .jsonl or .json table: one person per row; or a folder or quoted glob of shards (with --model)",
+    )
     _add_table_options(run)
-    run.add_argument("--k", type=int, help="privacy: each person must leave the re-identifier's top k (default: 1, or the saved model's)")
+    run.add_argument(
+        "--k",
+        type=int,
+        help="privacy: each person must leave the re-identifier's top k (default: 1, or the saved model's)",
+    )
     model = run.add_mutually_exclusive_group()
-    model.add_argument("--reidentifier", default=DEFAULT_REIDENTIFIER, choices=CHOICES["reidentifier"],
-                       help=f"the re-identifier to hide from (default: {DEFAULT_REIDENTIFIER}; bm25 and {ZERO_SHOT} need no training)")
-    model.add_argument("--model", help="a folder written by --save-model (Deidentifier.save_pretrained) instead; its settings are kept")
-    run.add_argument("--mask", help=f"text written in place of each masked word (default: {MASK_TOKEN}, or the saved model's)")
+    model.add_argument(
+        "--reidentifier",
+        default=DEFAULT_REIDENTIFIER,
+        choices=CHOICES["reidentifier"],
+        help=f"the re-identifier to hide from (default: {DEFAULT_REIDENTIFIER}; bm25 and {ZERO_SHOT} need no training)",
+    )
+    model.add_argument(
+        "--model", help="a folder written by --save-model (Deidentifier.save_pretrained) instead; its settings are kept"
+    )
+    run.add_argument(
+        "--mask", help=f"text written in place of each masked word (default: {MASK_TOKEN}, or the saved model's)"
+    )
     run.add_argument("--search", choices=CHOICES["search"], help="approximate (fast; the default) or greedy (exact)")
-    run.add_argument("--long-documents", choices=CHOICES["long_documents"], help="default: windows, or the saved model's")
-    run.add_argument("--operator", choices=CHOICES["operator"], help="what replaces each masked span: replace (the --mask text; the default), "
-                     "redact (nothing), hash (salted SHA-256), pseudonym (PERSON_1, …)")
-    run.add_argument("--no-merge", dest="merge", action="store_false", default=None, help="one placeholder per masked word, not per run of words")
+    run.add_argument(
+        "--long-documents", choices=CHOICES["long_documents"], help="default: windows, or the saved model's"
+    )
+    run.add_argument(
+        "--operator",
+        choices=CHOICES["operator"],
+        help="what replaces each masked span: replace (the --mask text; the default), "
+        "redact (nothing), hash (salted SHA-256), pseudonym (PERSON_1, …)",
+    )
+    run.add_argument(
+        "--no-merge",
+        dest="merge",
+        action="store_false",
+        default=None,
+        help="one placeholder per masked word, not per run of words",
+    )
     run.add_argument("--salt", help="hash: the secret salt (default: a random one, saved with --save-model)")
-    run.add_argument("--scope", choices=CHOICES["scope"], help="pseudonym: numbered per document (default) or across the corpus")
+    run.add_argument(
+        "--scope", choices=CHOICES["scope"], help="pseudonym: numbered per document (default) or across the corpus"
+    )
     run.add_argument("--always-mask", nargs="+", metavar="WORD", help="words always masked (a deny-list)")
     run.add_argument("--never-mask", nargs="+", metavar="WORD", help="words never masked (an allow-list)")
-    run.add_argument("--shortlist", type=int, metavar="M", help="score only each chunk's M best candidates per document, not the whole "
-                     "pool (large pools; certificates stay true, a little more may be masked)")
-    run.add_argument("--save-model", help="also save the whole re-identifier into this folder (personal data: every profile, owner-only files)")
-    run.add_argument("--allow-uncertified", action="store_true", help=f"exit 0, not {UNCERTIFIED}, when some certificate is not met")
-    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(CHOICES['format'])} (by its extension); shards: a folder")
+    run.add_argument(
+        "--shortlist",
+        type=int,
+        metavar="M",
+        help="score only each chunk's M best candidates per document, not the whole "
+        "pool (large pools; certificates stay true, a little more may be masked)",
+    )
+    run.add_argument(
+        "--save-model",
+        help="also save the whole re-identifier into this folder (personal data: every profile, owner-only files)",
+    )
+    run.add_argument(
+        "--allow-uncertified", action="store_true", help=f"exit 0, not {UNCERTIFIED}, when some certificate is not met"
+    )
+    run.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help=f"the file to write: {', '.join(CHOICES['format'])} (by its extension); shards: a folder",
+    )
     run.add_argument("--format", choices=CHOICES["format"], help="shards: the outputs' format (default: each input's)")
-    run.add_argument("--engine", default="local", choices=("local", "ray"), help="shards: a local process pool (default) or Ray")
-    run.add_argument("--workers", type=int, default=1, help="shards: processes (or Ray actors), each loading the model once (default 1)")
+    run.add_argument(
+        "--engine", default="local", choices=("local", "ray"), help="shards: a local process pool (default) or Ray"
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="shards: processes (or Ray actors), each loading the model once (default 1)",
+    )
     return run
 
 # %% ../../nbs/61_cli.ipynb #d0fe2a59
 def add_redact_command(commands) -> argparse.ArgumentParser:
-    run = commands.add_parser("redact", help="redact a table with a baseline (Presidio, scrubadub, named entities, lexical, IDF)")
+    run = commands.add_parser(
+        "redact", help="redact a table with a baseline (Presidio, scrubadub, named entities, lexical, IDF)"
+    )
     run.add_argument("table", help="a .csv, .jsonl or .json table: one person per row")
     _add_table_options(run)
     run.add_argument("--method", required=True, choices=CHOICES["method"], help="the baseline")
-    run.add_argument("--fraction", type=float, default=0.3, help="idf baselines: the fraction of word types masked (default 0.3)")
-    run.add_argument("--mask", default=MASK_TOKEN, help=f"text written in place of each masked word (default: {MASK_TOKEN})")
-    run.add_argument("-o", "--output", required=True, help=f"the file to write: {', '.join(CHOICES['format'])} (by its extension)")
+    run.add_argument(
+        "--fraction", type=float, default=0.3, help="idf baselines: the fraction of word types masked (default 0.3)"
+    )
+    run.add_argument(
+        "--mask", default=MASK_TOKEN, help=f"text written in place of each masked word (default: {MASK_TOKEN})"
+    )
+    run.add_argument(
+        "-o", "--output", required=True, help=f"the file to write: {', '.join(CHOICES['format'])} (by its extension)"
+    )
     return run
 
 # %% ../../nbs/61_cli.ipynb #c1696d37
 def add_report_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("report", help="score redactions of a table with every attack: the privacy report card")
-    run.add_argument("redactions", nargs="+", help="files of {'id', 'text'[, 'spans', 'certificate']} (.jsonl, .csv, .parquet); each is one row")
+    run.add_argument(
+        "redactions",
+        nargs="+",
+        help="files of {'id', 'text'[, 'spans', 'certificate']} (.jsonl, .csv, .parquet); each is one row",
+    )
     run.add_argument("--people", required=True, help="the table of the people (originals and candidate pool)")
     _add_table_options(run)
-    run.add_argument("--placeholder", nargs="+", default=[], help="strings that stand for hidden words in the texts (e.g. [REDACTED]), "
-                     "beside <mask>, [MASK] and Presidio's <ENTITY_TYPE> tags")
-    run.add_argument("--reidentifiers", nargs="+", default=["bm25", ZERO_SHOT], choices=CHOICES["reidentifier"],
-                     help=f"the re-identification attacks (default: bm25 {ZERO_SHOT})")
+    run.add_argument(
+        "--placeholder",
+        nargs="+",
+        default=[],
+        help="strings that stand for hidden words in the texts (e.g. [REDACTED]), "
+        "beside <mask>, [MASK] and Presidio's <ENTITY_TYPE> tags",
+    )
+    run.add_argument(
+        "--reidentifiers",
+        nargs="+",
+        default=["bm25", ZERO_SHOT],
+        choices=CHOICES["reidentifier"],
+        help=f"the re-identification attacks (default: bm25 {ZERO_SHOT})",
+    )
     run.add_argument("--model", help="also attack with the re-identifier saved in this folder")
     run.add_argument("--no-infill", action="store_true", help="leave out the infilling attack")
-    run.add_argument("--level", default="L3P", choices=CHOICES["level"], help="the infilling adversary's background (default L3P: other documents and every profile)")
+    run.add_argument(
+        "--level",
+        default="L3P",
+        choices=CHOICES["level"],
+        help="the infilling adversary's background (default L3P: other documents and every profile)",
+    )
     run.add_argument("-o", "--output", required=True, help="folder for report_card.md, .csv and .png")
     return run
 
 # %% ../../nbs/61_cli.ipynb #351a2e11
 def add_verify_command(commands) -> argparse.ArgumentParser:
-    run = commands.add_parser("verify", help="re-check every certificate of a de-identified file with the model that wrote it")
+    run = commands.add_parser(
+        "verify", help="re-check every certificate of a de-identified file with the model that wrote it"
+    )
     run.add_argument("redactions", help="a file written by deidentify (.jsonl, .csv, .parquet)")
     run.add_argument("--model", required=True, help="the folder written by --save-model (Deidentifier.save_pretrained)")
     return run
@@ -123,33 +229,72 @@ def _json_object(text: str) -> dict:
     except json.JSONDecodeError as error:
         raise argparse.ArgumentTypeError(f"not JSON ({error.msg}): {text}") from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"""must be a JSON object of run sizes such as '{{"n_search": 200}}', not {text}""")
+        raise argparse.ArgumentTypeError(
+            f"""must be a JSON object of run sizes such as '{{"n_search": 200}}', not {text}"""
+        )
     return value
 
 # %% ../../nbs/61_cli.ipynb #f0a6d8c3
 def add_reproduce_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("reproduce", help="execute the experiment notebooks with papermill")
-    run.add_argument("--profile", choices=CHOICES["profile"], default="default", help="quick: smoke sizes; default: the results")
-    run.add_argument("--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)")
+    run.add_argument(
+        "--profile", choices=CHOICES["profile"], default="default", help="quick: smoke sizes; default: the results"
+    )
+    run.add_argument(
+        "--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)"
+    )
     run.add_argument("--only", nargs="+", help="run only notebooks whose name contains one of these")
-    run.add_argument("--overrides", type=_json_object, default={}, metavar="JSON",
-                     help="""run sizes for every chosen notebook, e.g. '{"n_search": 200}' (each must declare them; the README is kept)""")
-    run.add_argument("--seed", type=int, help="every notebook's random seed (default: each notebook's own; the README is kept)")
+    run.add_argument(
+        "--overrides",
+        type=_json_object,
+        default={},
+        metavar="JSON",
+        help="""run sizes for every chosen notebook, e.g. '{"n_search": 200}' (each must declare them; the README is kept)""",
+    )
+    run.add_argument(
+        "--seed", type=int, help="every notebook's random seed (default: each notebook's own; the README is kept)"
+    )
     run.add_argument("--force", action="store_true", help="rerun notebooks even if already done")
-    run.add_argument("--jobs", type=int, default=1, help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=1)")
-    run.add_argument("--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=1)",
+    )
+    run.add_argument(
+        "--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing"
+    )
     run.add_argument("--nbs-dir", help="folder holding the notebooks (default: the checkout's nbs/)")
-    run.add_argument("--no-readme", action="store_true", help="do not rewrite the results pages or the README's headline")
+    run.add_argument(
+        "--no-readme", action="store_true", help="do not rewrite the results pages or the README's headline"
+    )
     return run
 
 # %% ../../nbs/61_cli.ipynb #d60c9e39
 def add_docs_command(commands) -> argparse.ArgumentParser:
-    run = commands.add_parser("docs", help="build the docs site: every notebook as a web page (README as the home page), run nothing")
+    run = commands.add_parser(
+        "docs", help="build the docs site: every notebook as a web page (README as the home page), run nothing"
+    )
     run.add_argument("-o", "--output", default="_site", help="the site's folder (default: _site)")
-    run.add_argument("--profile", default="default", help="render experiment notebooks as executed by this profile's run")
-    run.add_argument("--execute", action="store_true", help="run the library chapters now (slow cells skipped) instead of showing their stored outputs")
-    run.add_argument("--store-outputs", action="store_true", help="first run the library chapters (slow cells skipped) and store their outputs in nbs/")
-    run.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (names without .ipynb): their pages, their stored outputs")
+    run.add_argument(
+        "--profile", default="default", help="render experiment notebooks as executed by this profile's run"
+    )
+    run.add_argument(
+        "--execute",
+        action="store_true",
+        help="run the library chapters now (slow cells skipped) instead of showing their stored outputs",
+    )
+    run.add_argument(
+        "--store-outputs",
+        action="store_true",
+        help="first run the library chapters (slow cells skipped) and store their outputs in nbs/",
+    )
+    run.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NOTEBOOK",
+        help="only these notebooks (names without .ipynb): their pages, their stored outputs",
+    )
     return run
 
 # %% ../../nbs/61_cli.ipynb #06837794
@@ -166,13 +311,20 @@ ON_DEVICE = "deid_nb.report.commands:run_on_device"  # runs a command with `--de
 # %% ../../nbs/61_cli.ipynb #2f7e1b58
 def parser() -> argparse.ArgumentParser:
     "The `deid-nb` argument parser: `deidentify`, `redact`, `report`, `verify`, `reproduce` and `docs`; the exit codes in its epilog."
-    top = argparse.ArgumentParser(prog="deid-nb", description="De-identify documents, attack redactions, reproduce the papers' tables.",
-                                  epilog="exit status:\n" + "\n".join(f"  {c}  {m}" for c, m in EXIT_CODES.items()),
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = argparse.ArgumentParser(
+        prog="deid-nb",
+        description="De-identify documents, attack redactions, reproduce the papers' tables.",
+        epilog="exit status:\n" + "\n".join(f"  {c}  {m}" for c, m in EXIT_CODES.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     top.add_argument("--version", action="version", version=f"deid_nb {deid_nb.__version__}")
     top.add_argument("--debug", action="store_true", help="show the traceback of an error instead of one line")
-    top.add_argument("--device", metavar="auto|cpu|cuda[:N]", help="where models train and run (sets $DEID_NB_DEVICE for the run; "
-                     "default: $DEID_NB_DEVICE, else auto = CUDA if present, else the CPU)")
+    top.add_argument(
+        "--device",
+        metavar="auto|cpu|cuda[:N]",
+        help="where models train and run (sets $DEID_NB_DEVICE for the run; "
+        "default: $DEID_NB_DEVICE, else auto = CUDA if present, else the CPU)",
+    )
     commands = top.add_subparsers(dest="command", required=True)
     for add, _ in COMMANDS.values():
         add(commands)
@@ -183,6 +335,7 @@ def command_function(name: str):
     "The function a `module:function` name points to, its module imported now (parsing imports none of them)."
     module, function = name.split(":")
     return getattr(importlib.import_module(module), function)
+
 
 def run_command(args: argparse.Namespace) -> int:
     "Run the parsed sub-command (its module imported only now) on the device `--device` names."

@@ -18,11 +18,24 @@ from ..people import DataError, PeopleDataset, people_from_table
 from ..baselines import IDF_BASELINES, dataset_idf, redact_people
 from ..site import build_site, store_chapter_outputs
 from ..infill.retrieval import DenseReranker
-from ..nn_deid.certificate import Certificate, CertificateCheck, model_fingerprint, pool_fingerprint, verify_certificate
+from deid_nb.nn_deid.certificate import (
+    Certificate,
+    CertificateCheck,
+    model_fingerprint,
+    pool_fingerprint,
+    verify_certificate,
+)
 from ..nn_deid.operators import Operator, release_text, released_spans
 from ..nn_deid.deidentifier import Deidentifier, check_trainable
 from ..nn_deid.batch import check_output, check_writable, deidentify_shards, find_shards, is_shards, write_records
-from .card import background_retriever, card_figure, card_markdown, read_redaction, redaction_records, report_card
+from deid_nb.report.card import (
+    background_retriever,
+    card_figure,
+    card_markdown,
+    read_redaction,
+    redaction_records,
+    report_card,
+)
 from .cli import UNCERTIFIED
 
 logger = get_logger("deid_nb.report.commands")
@@ -41,30 +54,55 @@ def check_input(path: str | Path, what: str = "input") -> Path:
 
 # %% ../../nbs/61a_commands.ipynb #d16e8b43
 def _people(table: str, args: argparse.Namespace):
-    people = people_from_table(check_input(table, "table"), args.id, args.text, args.profile_cols, args.profile_col, source=str(table))
+    people = people_from_table(
+        check_input(table, "table"), args.id, args.text, args.profile_cols, args.profile_col, source=str(table)
+    )
     if people.skipped:
         logger.warning("%s: %d record(s) skipped (see above)", table, len(people.skipped))
     return people
 
 # %% ../../nbs/61a_commands.ipynb #3e1ce240
-DEIDENTIFY_DEFAULTS = {"k": 1, "placeholder": MASK_TOKEN, "search": "approximate", "long_documents": "windows", "operator": "replace",
-                       "merge": True, "salt": None, "scope": "document", "always_mask": [], "never_mask": [],
-                       "shortlist": None}
+DEIDENTIFY_DEFAULTS = {
+    "k": 1,
+    "placeholder": MASK_TOKEN,
+    "search": "approximate",
+    "long_documents": "windows",
+    "operator": "replace",
+    "merge": True,
+    "salt": None,
+    "scope": "document",
+    "always_mask": [],
+    "never_mask": [],
+    "shortlist": None,
+}
+
 
 def saved_settings(model_dir: str | Path) -> dict:
     "The settings saved in `model_dir/deidentifier.json`, without its format and model description."
     path = Path(model_dir) / "deidentifier.json"
     if not path.is_file():
-        raise FileNotFoundError(f"{model_dir}: no deidentifier.json (write one with --save-model or Deidentifier.save_pretrained)")
+        raise FileNotFoundError(
+            f"{model_dir}: no deidentifier.json (write one with --save-model or Deidentifier.save_pretrained)"
+        )
     settings = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in settings.items() if k not in ("format", "reidentifier")}
 
 # %% ../../nbs/61a_commands.ipynb #53967d9c
 def deidentify_settings(args: argparse.Namespace) -> tuple[dict, dict]:
     "({setting: value}, {setting: where it came from}): each option as given, else the saved model's, else the default."
-    options = dict(k=args.k, placeholder=args.mask, search=args.search, long_documents=args.long_documents, operator=args.operator,
-                   merge=args.merge, salt=args.salt, scope=args.scope, always_mask=args.always_mask, never_mask=args.never_mask,
-                   shortlist=args.shortlist)
+    options = dict(
+        k=args.k,
+        placeholder=args.mask,
+        search=args.search,
+        long_documents=args.long_documents,
+        operator=args.operator,
+        merge=args.merge,
+        salt=args.salt,
+        scope=args.scope,
+        always_mask=args.always_mask,
+        never_mask=args.never_mask,
+        shortlist=args.shortlist,
+    )
     given = {k: v for k, v in options.items() if v is not None}
     saved = saved_settings(args.model) if args.model else {}
     settings = {**DEIDENTIFY_DEFAULTS, **saved, **given}
@@ -105,8 +143,10 @@ def run_deidentify(args: argparse.Namespace) -> int:
     if args.save_model:
         deid.save_pretrained(args.save_model)
     short = [f"{r.person_id} (rank {r.certificate.rank})" for r in redactions if not r.certificate.goal_met]
-    print(f"{len(redactions)} documents de-identified for k={settings['k']} against {deid.reidentifier.name}: "
-          f"{len(redactions) - len(short)} certificates met{'; not met: ' + ', '.join(short[:10]) if short else ''} -> {output}")
+    print(
+        f"{len(redactions)} documents de-identified for k={settings['k']} against {deid.reidentifier.name}: "
+        f"{len(redactions) - len(short)} certificates met{'; not met: ' + ', '.join(short[:10]) if short else ''} -> {output}"
+    )
     return UNCERTIFIED if short and not args.allow_uncertified else 0
 
 # %% ../../nbs/61a_commands.ipynb #0b7ed431
@@ -114,18 +154,33 @@ def run_shards(args: argparse.Namespace) -> int:
     "`deidentify` a folder or glob of shards with a saved model (`deidentify_shards`): 1 if a shard failed, 3 if a certificate is not met."
     shards = find_shards(args.table)
     if not args.model or args.save_model:
-        raise DataError("shards (a folder or a glob) need a saved de-identifier, --model DIR (written by --save-model), and no --save-model")
+        raise DataError(
+            "shards (a folder or a glob) need a saved de-identifier, --model DIR (written by --save-model), and no --save-model"
+        )
     settings, _ = deidentify_settings(args)
-    manifest = deidentify_shards(shards, args.model, args.output, args.engine, args.workers, settings, args.id, args.text, args.format)
+    manifest = deidentify_shards(
+        shards, args.model, args.output, args.engine, args.workers, settings, args.id, args.text, args.format
+    )
     entries = [manifest["shards"][shard.name] for shard in shards]
     for entry in (e for e in entries if "error" in e):
         print(f"deid-nb deidentify: {entry['name']}: {entry['error']}", file=sys.stderr)
     counts = {k: sum(e.get(k, 0) for e in entries) for k in ("read", "written", "skipped", "uncertified")}
-    print(f"{len(shards)} shards: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + f" -> {Path(args.output) / 'manifest.json'}")
-    return 1 if any("error" in e for e in entries) else UNCERTIFIED if counts["uncertified"] and not args.allow_uncertified else 0
+    print(
+        f"{len(shards)} shards: "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f" -> {Path(args.output) / 'manifest.json'}"
+    )
+    return (
+        1
+        if any("error" in e for e in entries)
+        else UNCERTIFIED
+        if counts["uncertified"] and not args.allow_uncertified
+        else 0
+    )
 
 # %% ../../nbs/61a_commands.ipynb #92d6a57a
 PEER_TOOLS = {"presidio": "presidio_analyzer", "scrubadub": "scrubadub"}  # the baselines that need a peer package
+
 
 def run_redact(args: argparse.Namespace) -> int:
     "Carry out parsed `redact` arguments: {'id', 'text', 'spans'} per document (spans typed and merged), in the output's format."
@@ -139,12 +194,22 @@ def run_redact(args: argparse.Namespace) -> int:
     people = list(_people(args.table, args))
     params = {"idf": dataset_idf(people), "fraction": args.fraction} if args.method in IDF_BASELINES else {}
     masked, records = redact_people(people, args.method, progress=False, **params), []
-    operator = Operator("replace", args.mask)  # one placeholder per run of masked words, typed as Presidio types its entities
+    operator = Operator(
+        "replace", args.mask
+    )  # one placeholder per run of masked words, typed as Presidio types its entities
     for person in (p for p in people if p.person_id in masked):
         spans = released_spans(operator, person.document, masked[person.person_id])
-        records.append({"id": person.person_id, "text": release_text(person.document, spans), "spans": [s.to_dict() for s in spans]})
+        records.append(
+            {
+                "id": person.person_id,
+                "text": release_text(person.document, spans),
+                "spans": [s.to_dict() for s in spans],
+            }
+        )
     write_records(records, output)
-    print(f"{len(records)} documents redacted by {args.method}: {sum(len(r['spans']) for r in records)} spans masked -> {output}")
+    print(
+        f"{len(records)} documents redacted by {args.method}: {sum(len(r['spans']) for r in records)} spans masked -> {output}"
+    )
     return 0
 
 # %% ../../nbs/61a_commands.ipynb #8de23217
@@ -167,8 +232,12 @@ def verified_certificates(path: str | Path, reidentifier) -> dict[str, bool]:
     "{id: the record's certificate verifies on its text} for the records of `path` that carry one (empty: none do)."
     records = [(where, r) for where, r in redaction_records(path) if isinstance(r.get("certificate"), dict)]
     fingerprint, pool = (model_fingerprint(reidentifier), pool_fingerprint(reidentifier)) if records else (None, None)
-    checks = {r["id"]: verify_certificate(r["text"], _certificate(r, where), reidentifier, fingerprint=fingerprint, pool=pool) for where, r in records}
+    checks = {
+        r["id"]: verify_certificate(r["text"], _certificate(r, where), reidentifier, fingerprint=fingerprint, pool=pool)
+        for where, r in records
+    }
     return {pid: check.ok for pid, check in checks.items()}
+
 
 def _certificate(record: dict, where: str) -> Certificate:
     try:
@@ -186,8 +255,13 @@ def run_verify(args: argparse.Namespace) -> int:
     fingerprint, pool, failed = model_fingerprint(reidentifier), pool_fingerprint(reidentifier), 0
     for where, record in records:
         certificate = record.get("certificate")
-        check = (verify_certificate(str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint, pool=pool)
-                 if isinstance(certificate, dict) else CertificateCheck(str(record.get("id")), False, ["no certificate"]))
+        check = (
+            verify_certificate(
+                str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint, pool=pool
+            )
+            if isinstance(certificate, dict)
+            else CertificateCheck(str(record.get("id")), False, ["no certificate"])
+        )
         if not check.ok:
             failed += 1
             print(f"{where} ({record.get('id')}): {'; '.join(check.problems)}")
@@ -231,13 +305,27 @@ def run_report(args: argparse.Namespace) -> int:
     people, dataset, files, read = _report_inputs(args)
     attackers = _attackers(dataset, args.reidentifiers, args.model)
     if not args.no_infill:
-        logger.info("report: building the infilling attack's background (%d documents and profiles, MiniLM re-ranker)", len(people))
+        logger.info(
+            "report: building the infilling attack's background (%d documents and profiles, MiniLM re-ranker)",
+            len(people),
+        )
     retriever = None if args.no_infill else background_retriever(people, dense=DenseReranker("minilm"))
     if args.model:
         logger.info("report: re-checking the files' certificates with the saved re-identifier")
-    verified = {p.stem: verified_certificates(p, attackers[f"saved:{Path(args.model).name}"]) for p in files} if args.model else {}
-    card = report_card(read, people, attackers, retriever, args.level, certificates_verified={m: v for m, v in verified.items() if v},
-                       progress=True)
+    verified = (
+        {p.stem: verified_certificates(p, attackers[f"saved:{Path(args.model).name}"]) for p in files}
+        if args.model
+        else {}
+    )
+    card = report_card(
+        read,
+        people,
+        attackers,
+        retriever,
+        args.level,
+        certificates_verified={m: v for m, v in verified.items() if v},
+        progress=True,
+    )
     print(write_card(card, Path(args.output), f"Privacy report card: {', '.join(read)} on {args.people}"))
     return 0
 
@@ -252,9 +340,11 @@ def run_docs(args: argparse.Namespace) -> int:
 # %% ../../nbs/61a_commands.ipynb #f44b0606
 DEVICE_COMMANDS = ("deidentify", "redact", "report")  # the commands that load models print where they run
 
+
 def run_on_device(args: argparse.Namespace, run) -> int:
     "`run(args)` with `--device` as `$DEID_NB_DEVICE` for the run, checked first and printed by `DEVICE_COMMANDS`."
     with device_setting(args.device):
         summary = device_summary()  # a wrong or absent device: a one-line error before any work
-        if args.command in DEVICE_COMMANDS: print(summary)
+        if args.command in DEVICE_COMMANDS:
+            print(summary)
         return run(args)

@@ -32,14 +32,27 @@ from ..experiments import code_version, run_size
 from ..reidentifier import bm25_tokens
 from ..encoders import TINY_ENCODER
 from .lm_scores import SurprisalWeights, document_scores, model_key, span_features
-from .risk_indicators import (LMProbabilityIndicator, MaskAll, ReplayIndicator, RiskIndicator, SequenceLabellingIndicator,
-                                             SpanClassifierIndicator, cross_validate, detected_span_table, document_folds, fit_threshold, gold_span_table,
-                                             fold_scorer, token_f1_objective)
+from deid_nb.sanitize.risk_indicators import (
+    LMProbabilityIndicator,
+    MaskAll,
+    ReplayIndicator,
+    RiskIndicator,
+    SequenceLabellingIndicator,
+    SpanClassifierIndicator,
+    cross_validate,
+    detected_span_table,
+    document_folds,
+    fit_threshold,
+    gold_span_table,
+    fold_scorer,
+    token_f1_objective,
+)
 from .tab_corpus import TabDocument, load_wiki_annotated
 from .tab_metrics import TabScorer
 
 # %% ../../nbs/34b_context_indicators.ipynb #5e032996
 CLOZE, FILLER = "\nThis text is about", "___"
+
 
 def protected_name(document: TabDocument) -> str:
     "The protected person's name as written in the text (the task names it in lower case), else the task's name title-cased."
@@ -50,11 +63,16 @@ def protected_name(document: TabDocument) -> str:
     direct = [m.span_text for m in document.mentions() if m.entity_type == "PERSON" and m.identifier_type == "DIRECT"]
     return direct[0] if direct else document.protected_person.title()
 
+
 def _entity_groups(spans: pd.DataFrame) -> dict[str, list[tuple[int, int]]]:
     "Mentions per entity (the entity id, or the lower-cased text for spans without one), by position."
     groups = defaultdict(list)
     for row in spans.sort_values("start").itertuples(index=False):
-        key = row.entity_id if isinstance(getattr(row, "entity_id", None), str) and row.entity_id else f"text:{row.span_text.lower()}"
+        key = (
+            row.entity_id
+            if isinstance(getattr(row, "entity_id", None), str) and row.entity_id
+            else f"text:{row.span_text.lower()}"
+        )
         groups[key].append((int(row.start), int(row.end)))
     return dict(groups)
 
@@ -67,7 +85,10 @@ def masked_with_shift(text: str, spans: Sequence[tuple[int, int]], filler: str =
         breaks.append((end, len(filler) - (end - start)))
         cursor = max(cursor, end)
     pieces.append(text[cursor:])
-    def shift(offset: int) -> int: return offset + sum(delta for end, delta in breaks if end <= offset)
+
+    def shift(offset: int) -> int:
+        return offset + sum(delta for end, delta in breaks if end <= offset)
+
     return "".join(pieces), shift
 
 # %% ../../nbs/34b_context_indicators.ipynb #ef1c70d1
@@ -76,13 +97,19 @@ def _span_logprob(scores, start: int, end: int) -> float:
     return float(scores.logprobs[overlap].sum())
 
 # %% ../../nbs/34b_context_indicators.ipynb #fc4455b9
-def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame, # this document's candidate spans
-                      ) -> dict[str, float]:
+def perturbation_drops(
+    model,
+    tokenizer,
+    document: TabDocument,
+    spans: pd.DataFrame,  # this document's candidate spans
+) -> dict[str, float]:
     "Each entity's largest drop in log p (name after the cloze; later entities' first mentions) when its mentions are masked."
     groups, name = _entity_groups(spans), protected_name(document)
     variants = {key: masked_with_shift(document.text, mentions) for key, mentions in groups.items()}
     text = document.text + CLOZE + " " + name
-    base_scores, scored = edited_token_logprobs(model, tokenizer, text, [masked + CLOZE + " " + name for masked, _ in variants.values()])
+    base_scores, scored = edited_token_logprobs(
+        model, tokenizer, text, [masked + CLOZE + " " + name for masked, _ in variants.values()]
+    )
     first = {key: mentions[0] for key, mentions in groups.items()}
     base_name = _span_logprob(base_scores, len(text) - len(name), len(text))
     base = {key: _span_logprob(base_scores, *span) for key, span in first.items()}
@@ -100,51 +127,74 @@ def perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFr
 UNASSESSED = float("inf")
 
 # %% ../../nbs/34b_context_indicators.ipynb #7fa0cf05
-def cached_perturbation_drops(model, tokenizer, document: TabDocument, spans: pd.DataFrame,
-                              max_chars: int | None = None, # perturb only the text's first characters (cost cap); later entities are UNASSESSED
-                              artifacts_dir=None) -> dict[str, float]:
+def cached_perturbation_drops(
+    model,
+    tokenizer,
+    document: TabDocument,
+    spans: pd.DataFrame,
+    max_chars: int | None = None,  # perturb only the text's first characters (cost cap); later entities are UNASSESSED
+    artifacts_dir=None,
+) -> dict[str, float]:
     "`perturbation_drops` (on the first `max_chars` characters), read from or written to `artifacts/perturbation/<model>/<key>.json`."
     if max_chars is not None and len(document.text) > max_chars:
-        document = TabDocument(document.doc_id, document.text[:max_chars], document.annotations, document.protected_person)
+        document = TabDocument(
+            document.doc_id, document.text[:max_chars], document.annotations, document.protected_person
+        )
         later = {key for key, mentions in _entity_groups(spans).items() if mentions[0][1] > max_chars}
         spans = spans[spans.end <= max_chars]
     else:
         later = set()
-    key = hashlib.sha256(json.dumps([document.text, protected_name(document), sorted(_entity_groups(spans).items()),
-                                     CLOZE, FILLER]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        json.dumps(
+            [document.text, protected_name(document), sorted(_entity_groups(spans).items()), CLOZE, FILLER]
+        ).encode()
+    ).hexdigest()[:24]
     path = get_artifacts_dir(artifacts_dir) / "perturbation" / model_key(model) / f"{key}.json"
     drops = read_cache(path, lambda p: json.loads(p.read_text()))  # unreadable: a warning, then recomputed
     if drops is None:
         drops = perturbation_drops(model, tokenizer, document, spans)
-        with atomic_write(path) as f: json.dump(drops, f)
+        with atomic_write(path) as f:
+            json.dump(drops, f)
     return drops | {key: UNASSESSED for key in later}
 
 # %% ../../nbs/34b_context_indicators.ipynb #62944e5d
 class PerturbationIndicator(RiskIndicator):
     "§5.3: mask an entity when its largest log-prob drop exceeds t*, fitted by Eq. 1 on the training documents."
-    def __init__(self, model, tokenizer, spacy_model: str = "sm",
-                 max_chars: int | None = None, # perturb only each text's first characters
-                 assessed: Sequence[str] | None = None, # perturb only these documents (None: all); the others' spans are UNASSESSED
-                 artifacts_dir=None):
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        spacy_model: str = "sm",
+        max_chars: int | None = None,  # perturb only each text's first characters
+        assessed: Sequence[str]
+        | None = None,  # perturb only these documents (None: all); the others' spans are UNASSESSED
+        artifacts_dir=None,
+    ):
         self.model, self.tokenizer, self.spacy_model, self.artifacts_dir = model, tokenizer, spacy_model, artifacts_dir
         self.max_chars, self.assessed = max_chars, None if assessed is None else set(assessed)
         self.name, self.threshold, self.sweep = f"perturbation ({model_key(model)})", 0.0, None
+
     def risk(self, docs, spans: pd.DataFrame) -> np.ndarray:
         risk = pd.Series(UNASSESSED, index=spans.index)
         for d in docs:
             mine = spans[spans.doc_id == d.doc_id]
-            if len(mine) == 0 or (self.assessed is not None and d.doc_id not in self.assessed): continue
+            if len(mine) == 0 or (self.assessed is not None and d.doc_id not in self.assessed):
+                continue
             drops = cached_perturbation_drops(self.model, self.tokenizer, d, mine, self.max_chars, self.artifacts_dir)
             for key, mentions in _entity_groups(mine).items():
                 hit = mine.apply(lambda r: (int(r.start), int(r.end)) in mentions, axis=1)
                 risk[mine.index[hit.to_numpy()]] = drops[key]
         return risk.to_numpy()
+
     def fit(self, train_docs, train_spans: pd.DataFrame):
         "t* = argmax (P + R_direct + R_quasi) over the (assessed) training documents (Eq. 1)."
         train_docs = [d for d in train_docs if self.assessed is None or d.doc_id in self.assessed]
         train_spans = train_spans[train_spans.doc_id.isin([d.doc_id for d in train_docs])]
         scorer = fold_scorer(train_docs, self.spacy_model)
-        self.threshold, self.sweep = fit_threshold(train_docs, train_spans, self.risk(train_docs, train_spans), scorer=scorer)
+        self.threshold, self.sweep = fit_threshold(
+            train_docs, train_spans, self.risk(train_docs, train_spans), scorer=scorer
+        )
         return self
 
 # %% ../../nbs/34b_context_indicators.ipynb #b31b6da0
@@ -159,45 +209,66 @@ def search_pages(documents: Sequence[TabDocument], include_annotated: bool = Tru
 # %% ../../nbs/34b_context_indicators.ipynb #ac7e74be
 class LocalSearchEngine:
     "BM25 search over a fixed set of pages: top-k page ids for a query, and the number of pages containing all its terms."
+
     def __init__(self, pages: Mapping[str, str]):
         self.ids, tokens = list(pages), [bm25_tokens(t) for t in pages.values()]
         self.bm25, self.postings = BM25Okapi(tokens), defaultdict(set)
         for i, terms in enumerate(tokens):
-            for term in set(terms): self.postings[term].add(i)
+            for term in set(terms):
+                self.postings[term].add(i)
+
     def search(self, query: str, k: int = 20) -> list[str]:
         terms = bm25_tokens(query)
-        if not terms: return []
+        if not terms:
+            return []
         scores = self.bm25.get_scores(terms)
         return [self.ids[i] for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
+
     def hits(self, query: str) -> int:
         terms = set(bm25_tokens(query))
         return len(set.intersection(*(self.postings.get(t, set()) for t in terms))) if terms else 0
-    def __repr__(self): return f"LocalSearchEngine(pages={len(self.ids)})"
+
+    def __repr__(self):
+        return f"LocalSearchEngine(pages={len(self.ids)})"
 
 # %% ../../nbs/34b_context_indicators.ipynb #62f178d6
 class SearchHitsIndicator(RiskIndicator):
     "§5.5 on a local engine: `mode='url'` (Eq. 2: top-k of name ∩ top-k of span ≠ ∅) or `mode='hits'` (#hits above a fitted limit)."
-    def __init__(self, engine: LocalSearchEngine, mode: str = "url", k: int = 20, spacy_model: str = "sm", label: str = ""):
+
+    def __init__(
+        self, engine: LocalSearchEngine, mode: str = "url", k: int = 20, spacy_model: str = "sm", label: str = ""
+    ):
         if mode not in ("url", "hits"):
             raise ValueError(f"unknown search mode {mode!r}; use 'url' or 'hits'")
         self.engine, self.mode, self.k, self.spacy_model = engine, mode, k, spacy_model
         self.name = f"search ({'URL∩' if mode == 'url' else '# of hits'}{', ' + label if label else ''})"
         self.threshold = 0.5 if mode == "url" else 0.0
+
     def risk(self, docs, spans: pd.DataFrame) -> np.ndarray:
         if self.mode == "hits":
             return np.array([np.log1p(self.engine.hits(t)) for t in spans.span_text], dtype=float)
         names = {d.doc_id: set(self.engine.search(protected_name(d), self.k)) for d in docs}
-        return np.array([float(bool(names[r.doc_id] & set(self.engine.search(r.span_text, self.k)))) for r in spans.itertuples()])
+        return np.array(
+            [float(bool(names[r.doc_id] & set(self.engine.search(r.span_text, self.k)))) for r in spans.itertuples()]
+        )
+
     def fit(self, train_docs, train_spans: pd.DataFrame):
         "URL∩ has nothing to fit; #hits fits its lower limit (on log(1 + hits)) for token F1 on the training documents."
         if self.mode == "hits":
-            self.threshold, self.sweep = fit_threshold(train_docs, train_spans, self.risk(train_docs, train_spans),
-                                                       objective=token_f1_objective, scorer=fold_scorer(train_docs, self.spacy_model))
+            self.threshold, self.sweep = fit_threshold(
+                train_docs,
+                train_spans,
+                self.risk(train_docs, train_spans),
+                objective=token_f1_objective,
+                scorer=fold_scorer(train_docs, self.spacy_model),
+            )
         return self
 
 # %% ../../nbs/34b_context_indicators.ipynb #148de9c5
-def combine_decisions(decisions: Mapping[str, Sequence[bool]], # indicator name -> one decision per span
-                      k: int) -> np.ndarray:
+def combine_decisions(
+    decisions: Mapping[str, Sequence[bool]],  # indicator name -> one decision per span
+    k: int,
+) -> np.ndarray:
     "Risky when at least `k` of the indicators say so."
     if not decisions:
         raise ValueError("no indicator decisions to combine")
@@ -213,47 +284,79 @@ def perturbed_documents(docs: Sequence[TabDocument], settings: Mapping) -> list[
 # %% ../../nbs/34b_context_indicators.ipynb #084ffa5c
 def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings: Mapping, data_dir=None) -> dict:
     "name -> factory of a fresh indicator, for the paper's rows; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
-    engines = {label: LocalSearchEngine(search_pages(docs, include, data_dir)) for label, include in (("", True), ("bios left out", False))}
+    engines = {
+        label: LocalSearchEngine(search_pages(docs, include, data_dir))
+        for label, include in (("", True), ("bios left out", False))
+    }
     encoder, random_init = settings.get("encoder", "minilm"), settings.get("encoder_random_init")
-    replay = {kind: ReplayIndicator(kind, trees=settings.get("trees", 200), data_dir=data_dir) for kind in ("logistic", "stacked")}
-    factories = {"mask all": MaskAll,
-                 "LM probabilities (logistic regression)": lambda: LMProbabilityIndicator("logistic"),
-                 "LM probabilities (stacked ensemble)": lambda: LMProbabilityIndicator("stacked", trees=settings.get("trees", 200)),
-                 "LM probabilities replay (logistic regression)": lambda: replay["logistic"],
-                 "LM probabilities replay (stacked ensemble)": lambda: replay["stacked"],
-                 "span classification": lambda: SpanClassifierIndicator(encoder, random_init),
-                 "perturbation": lambda: PerturbationIndicator(model, tokenizer, settings.get("spacy_model", "sm"), settings.get("perturb_chars"),
-                                                               perturbed_documents(docs, settings)),
-                 "sequence labelling (partial match)": lambda: SequenceLabellingIndicator(encoder, "partial", settings.get("seq_epochs", 4), random_init=random_init)}
+    replay = {
+        kind: ReplayIndicator(kind, trees=settings.get("trees", 200), data_dir=data_dir)
+        for kind in ("logistic", "stacked")
+    }
+    factories = {
+        "mask all": MaskAll,
+        "LM probabilities (logistic regression)": lambda: LMProbabilityIndicator("logistic"),
+        "LM probabilities (stacked ensemble)": lambda: LMProbabilityIndicator(
+            "stacked", trees=settings.get("trees", 200)
+        ),
+        "LM probabilities replay (logistic regression)": lambda: replay["logistic"],
+        "LM probabilities replay (stacked ensemble)": lambda: replay["stacked"],
+        "span classification": lambda: SpanClassifierIndicator(encoder, random_init),
+        "perturbation": lambda: PerturbationIndicator(
+            model,
+            tokenizer,
+            settings.get("spacy_model", "sm"),
+            settings.get("perturb_chars"),
+            perturbed_documents(docs, settings),
+        ),
+        "sequence labelling (partial match)": lambda: SequenceLabellingIndicator(
+            encoder, "partial", settings.get("seq_epochs", 4), random_init=random_init
+        ),
+    }
     for label, engine in engines.items():
         suffix = f", {label}" if label else ""
-        factories[f"web search (URL∩{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(engine, "url", label=label)
-        factories[f"web search (# of hits{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(engine, "hits", spacy_model=settings.get("spacy_model", "sm"), label=label)
+        factories[f"web search (URL∩{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(
+            engine, "url", label=label
+        )
+        factories[f"web search (# of hits{suffix})"] = lambda engine=engine, label=label: SearchHitsIndicator(
+            engine, "hits", spacy_model=settings.get("spacy_model", "sm"), label=label
+        )
     return factories
 
+
 # each of our rows -> the paper's row (Tables 5 and 6) it reproduces
-PAPER_ROW = {"mask all": "mask all",
-             "LM probabilities (logistic regression)": "LM probabilities (logistic regression)",
-             "LM probabilities (stacked ensemble)": "LM probabilities (AutoML)",
-             "LM probabilities replay (logistic regression)": "LM probabilities (logistic regression)",
-             "LM probabilities replay (stacked ensemble)": "LM probabilities (AutoML)",
-             "span classification": "span classification (AutoML)",
-             "perturbation": "perturbations (threshold ≈ 3.5)",
-             "sequence labelling (strict match)": "sequence labelling (RoBERTa, strict match)",
-             "sequence labelling (partial match)": "sequence labelling (RoBERTa, partial match)",
-             "web search (URL∩)": "web search (URL∩)", "web search (URL∩, bios left out)": "web search (URL∩)",
-             "web search (# of hits)": "web search (# of hits)", "web search (# of hits, bios left out)": "web search (# of hits)"}
+PAPER_ROW = {
+    "mask all": "mask all",
+    "LM probabilities (logistic regression)": "LM probabilities (logistic regression)",
+    "LM probabilities (stacked ensemble)": "LM probabilities (AutoML)",
+    "LM probabilities replay (logistic regression)": "LM probabilities (logistic regression)",
+    "LM probabilities replay (stacked ensemble)": "LM probabilities (AutoML)",
+    "span classification": "span classification (AutoML)",
+    "perturbation": "perturbations (threshold ≈ 3.5)",
+    "sequence labelling (strict match)": "sequence labelling (RoBERTa, strict match)",
+    "sequence labelling (partial match)": "sequence labelling (RoBERTa, partial match)",
+    "web search (URL∩)": "web search (URL∩)",
+    "web search (URL∩, bios left out)": "web search (URL∩)",
+    "web search (# of hits)": "web search (# of hits)",
+    "web search (# of hits, bios left out)": "web search (# of hits)",
+}
 
 # %% ../../nbs/34b_context_indicators.ipynb #13e804c6
-def cross_validated_decisions(indicators: Mapping | Callable[[], Mapping], # name -> factory, or a function building that mapping (called only on a cache miss)
-                              docs: Sequence[TabDocument], spans: pd.DataFrame, folds,
-                              cache_name: str | None = None, # the settings and model that produced the indicators; None: no cache
-                              artifacts_dir=None,
-                              test_spans: pd.DataFrame | None = None, # decide on these (default `spans`; Table 6: detected spans)
-                             ) -> pd.DataFrame:
+def cross_validated_decisions(
+    indicators: Mapping
+    | Callable[[], Mapping],  # name -> factory, or a function building that mapping (called only on a cache miss)
+    docs: Sequence[TabDocument],
+    spans: pd.DataFrame,
+    folds,
+    cache_name: str | None = None,  # the settings and model that produced the indicators; None: no cache
+    artifacts_dir=None,
+    test_spans: pd.DataFrame | None = None,  # decide on these (default `spans`; Table 6: detected spans)
+) -> pd.DataFrame:
     "Per (test) span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
     located = lambda frame: frame[["doc_id", "start", "end"]].values.tolist()
-    key_parts = [code_version(), located(spans), folds] + ([] if test_spans is None else [located(test_spans)])  # new code: recomputed
+    key_parts = [code_version(), located(spans), folds] + (
+        [] if test_spans is None else [located(test_spans)]
+    )  # new code: recomputed
     key = hashlib.sha256(json.dumps(key_parts, default=str).encode()).hexdigest()[:16]
     path = get_artifacts_dir(artifacts_dir) / "sanitize_cv" / f"{cache_name}-{key}.csv"
     scored = spans if test_spans is None else test_spans
@@ -264,25 +367,51 @@ def cross_validated_decisions(indicators: Mapping | Callable[[], Mapping], # nam
         get_logger(__name__).info("cross-validating %s", name)
         started = time.time()
         cv = cross_validate(make, docs, spans, folds, test_spans)
-        out[name], out[f"{name} risk"], out[f"{name} threshold"], out["fold"] = cv.decision, cv.risk, cv.threshold, cv.fold
+        out[name], out[f"{name} risk"], out[f"{name} threshold"], out["fold"] = (
+            cv.decision,
+            cv.risk,
+            cv.threshold,
+            cv.fold,
+        )
         out[f"{name} seconds"] = time.time() - started
         if name.startswith("sequence labelling"):
             out["sequence labelling (strict match)"] = cv.risk >= 1 - 1e-9
     if cache_name:
-        with atomic_write(path) as f: out.to_csv(f, index=False)
+        with atomic_write(path) as f:
+            out.to_csv(f, index=False)
     return out
 
 # %% ../../nbs/34b_context_indicators.ipynb #e30bb2ba
 RUN_SIZES = {
-    "quick": dict(lm="tiny", trees=20, encoder="minilm", encoder_random_init=TINY_ENCODER, seq_epochs=1, spacy_model="sm", folds=5, perturb_chars=None, perturb_docs=None),
-    "default": dict(lm="smollm2", trees=200, encoder="minilm", encoder_random_init=None, seq_epochs=2, spacy_model="md", folds=5,
-                    perturb_chars=None, perturb_docs=23),
+    "quick": dict(
+        lm="tiny",
+        trees=20,
+        encoder="minilm",
+        encoder_random_init=TINY_ENCODER,
+        seq_epochs=1,
+        spacy_model="sm",
+        folds=5,
+        perturb_chars=None,
+        perturb_docs=None,
+    ),
+    "default": dict(
+        lm="smollm2",
+        trees=200,
+        encoder="minilm",
+        encoder_random_init=None,
+        seq_epochs=2,
+        spacy_model="md",
+        folds=5,
+        perturb_chars=None,
+        perturb_docs=23,
+    ),
 }
 
 # %% ../../nbs/34b_context_indicators.ipynb #dfa0bc46
 @dataclass
 class RiskExperiment:
     "Everything a sanitization table needs: documents, spans (with LM features), folds, model, weighting, scorer, decisions."
+
     settings: dict
     docs: list
     spans: pd.DataFrame
@@ -293,13 +422,19 @@ class RiskExperiment:
     scorer: TabScorer
     decisions: pd.DataFrame
     timings: dict = field(default_factory=dict)
-    cache_name: str = "" # names the run's cached decisions (empty: not cached)
+    cache_name: str = ""  # names the run's cached decisions (empty: not cached)
     data_dir: object = None
 
 # %% ../../nbs/34b_context_indicators.ipynb #8f5f6f1a
-def run_risk_experiment(profile: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None) -> RiskExperiment:
+def run_risk_experiment(
+    profile: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None
+) -> RiskExperiment:
     "The 100 annotated bios scored by every indicator, 5-fold cross-validated by document (cached under artifacts)."
-    settings, timings, started = run_size(RUN_SIZES, profile, overrides), {}, time.time()  # unknown profiles and sizes: errors
+    settings, timings, started = (
+        run_size(RUN_SIZES, profile, overrides),
+        {},
+        time.time(),
+    )  # unknown profiles and sizes: errors
     docs = load_wiki_annotated(data_dir)
     texts = {d.doc_id: d.text for d in docs}
     folds = document_folds(texts, settings["folds"], seed)
@@ -309,23 +444,43 @@ def run_risk_experiment(profile: str = "quick", overrides: Mapping | None = None
     timings["LM pass, tagger"] = time.time() - started
     name = "-".join(f"{k}={v}" for k, v in sorted(settings.items()) if k != "encoder_random_init")
     cache_name = re.sub(r"[^\w.=-]+", "_", f"{profile}-{model_key(model)}-{name}-seed{seed}")
-    decisions = cross_validated_decisions(lambda: standard_indicators(model, tokenizer, docs, settings, data_dir), docs, spans, folds,
-                                          cache_name=cache_name)
-    timings |= {c.removesuffix(" seconds"): float(decisions[c].iloc[0]) for c in decisions.columns if c.endswith(" seconds")}
-    return RiskExperiment(settings, docs, spans, folds, model, tokenizer, weights, scorer, decisions, timings, cache_name, data_dir)
+    decisions = cross_validated_decisions(
+        lambda: standard_indicators(model, tokenizer, docs, settings, data_dir),
+        docs,
+        spans,
+        folds,
+        cache_name=cache_name,
+    )
+    timings |= {
+        c.removesuffix(" seconds"): float(decisions[c].iloc[0]) for c in decisions.columns if c.endswith(" seconds")
+    }
+    return RiskExperiment(
+        settings, docs, spans, folds, model, tokenizer, weights, scorer, decisions, timings, cache_name, data_dir
+    )
 
 # %% ../../nbs/34b_context_indicators.ipynb #7418781e
-def detected_span_decisions(run: RiskExperiment,
-                            detected: Mapping[str, Sequence[tuple[int, int, str]]], # doc_id -> the recogniser's (start, end, type)
-                            names: Sequence[str] | None = None, # indicators to run (default: every one but the replays)
-                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def detected_span_decisions(
+    run: RiskExperiment,
+    detected: Mapping[str, Sequence[tuple[int, int, str]]],  # doc_id -> the recogniser's (start, end, type)
+    names: Sequence[str] | None = None,  # indicators to run (default: every one but the replays)
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     "(detected spans with LM features, each indicator's out-of-fold decisions on them, fitted on the gold training spans)."
     texts = {d.doc_id: d.text for d in run.docs}
-    spans = span_features(detected_span_table(run.docs, detected), texts, document_scores(run.model, run.tokenizer, texts))
+    spans = span_features(
+        detected_span_table(run.docs, detected), texts, document_scores(run.model, run.tokenizer, texts)
+    )
+
     def indicators():
         every = standard_indicators(run.model, run.tokenizer, run.docs, run.settings, run.data_dir)
         return {k: make for k, make in every.items() if (k in names if names is not None else "replay" not in k)}
+
     chosen = hashlib.sha256(json.dumps(sorted(names)).encode()).hexdigest()[:8] if names is not None else "all"
-    decisions = cross_validated_decisions(indicators, run.docs, run.spans, run.folds, test_spans=spans,
-                                          cache_name=f"{run.cache_name}-detected-{chosen}" if run.cache_name else None)
+    decisions = cross_validated_decisions(
+        indicators,
+        run.docs,
+        run.spans,
+        run.folds,
+        test_spans=spans,
+        cache_name=f"{run.cache_name}-detected-{chosen}" if run.cache_name else None,
+    )
     return spans, decisions

@@ -32,28 +32,40 @@ def model_key(model) -> str:
         digest.update(tensor.detach().cpu().numpy().tobytes())
     return f"in-memory-{digest.hexdigest()[:16]}"
 
+
 def _scores_path(model, text: str, artifacts_dir=None) -> Path:
     text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
     return get_artifacts_dir(artifacts_dir) / "lm_scores" / model_key(model) / f"{text_hash}.npz"
+
 
 def _read_scores(path: Path) -> TokenScores:
     with np.load(path) as saved:
         return TokenScores(saved["ids"], saved["offsets"], saved["logprobs"])
 
 # %% ../../nbs/33_lm_scores.ipynb #012346d6
-def document_scores(model, tokenizer, texts: Mapping[str, str], # doc_id -> text
-                    batch_size: int = 4, artifacts_dir=None, reuse: bool = True) -> dict[str, TokenScores]:
+def document_scores(
+    model,
+    tokenizer,
+    texts: Mapping[str, str],  # doc_id -> text
+    batch_size: int = 4,
+    artifacts_dir=None,
+    reuse: bool = True,
+) -> dict[str, TokenScores]:
     "Each document's subword log-probs (one causal pass each), read from or written to the cache."
     out, todo = {}, []
     for doc_id, text in texts.items():
-        cached = read_cache(_scores_path(model, text, artifacts_dir), _read_scores) if reuse else None  # unreadable: a warning, then rescored
+        cached = (
+            read_cache(_scores_path(model, text, artifacts_dir), _read_scores) if reuse else None
+        )  # unreadable: a warning, then rescored
         if cached is None:
             todo.append(doc_id)
         else:
             out[doc_id] = cached
     if todo:
         get_logger(__name__).info("LM pass over %d document(s) with %s", len(todo), model_key(model))
-        for doc_id, scores in zip(todo, token_logprobs(model, tokenizer, [texts[d] for d in todo], batch_size=batch_size)):
+        for doc_id, scores in zip(
+            todo, token_logprobs(model, tokenizer, [texts[d] for d in todo], batch_size=batch_size)
+        ):
             with atomic_path(_scores_path(model, texts[doc_id], artifacts_dir)) as tmp, open(tmp, "wb") as f:
                 np.savez(f, ids=scores.ids, offsets=scores.offsets, logprobs=scores.logprobs)
             out[doc_id] = scores
@@ -63,6 +75,7 @@ def document_scores(model, tokenizer, texts: Mapping[str, str], # doc_id -> text
 SPAN_FEATURES = ["lp_min", "lp_max", "lp_mean", "lp_median", "lp_sum", "n_words", "n_subwords"]
 _WORD = re.compile(r"\w+|[^\w\s]")
 
+
 def span_logprobs(scores: TokenScores, start: int, end: int) -> np.ndarray:
     "log-probs of the subwords overlapping characters [start, end)."
     if not start < end:
@@ -70,23 +83,34 @@ def span_logprobs(scores: TokenScores, start: int, end: int) -> np.ndarray:
     overlap = (scores.offsets[:, 0] < end) & (scores.offsets[:, 1] > start)
     return scores.logprobs[overlap]
 
+
 def log_prob_features(log_probs: Sequence[float], text: str) -> dict:
     "The paper's five aggregates of a span's log-probs, plus its #words and #subwords."
     lp = np.asarray(log_probs, dtype=float)
     if lp.size == 0:
         raise ValueError(f"span {text!r} has no scored subword")
-    return {"lp_min": lp.min(), "lp_max": lp.max(), "lp_mean": lp.mean(), "lp_median": float(np.median(lp)),
-            "lp_sum": lp.sum(), "n_words": len(_WORD.findall(text)), "n_subwords": int(lp.size)}
+    return {
+        "lp_min": lp.min(),
+        "lp_max": lp.max(),
+        "lp_mean": lp.mean(),
+        "lp_median": float(np.median(lp)),
+        "lp_sum": lp.sum(),
+        "n_words": len(_WORD.findall(text)),
+        "n_subwords": int(lp.size),
+    }
 
 # %% ../../nbs/33_lm_scores.ipynb #2bf9f804
-def span_features(spans: pd.DataFrame, # one row per span: doc_id, start, end (other columns are kept)
-                  texts: Mapping[str, str], scores: Mapping[str, TokenScores]) -> pd.DataFrame:
+def span_features(
+    spans: pd.DataFrame,  # one row per span: doc_id, start, end (other columns are kept)
+    texts: Mapping[str, str],
+    scores: Mapping[str, TokenScores],
+) -> pd.DataFrame:
     "`spans` with the `SPAN_FEATURES` columns added from each document's LM scores."
     rows = []
     for row in spans.itertuples(index=False):
         if row.doc_id not in scores:
             raise KeyError(f"document {row.doc_id!r}: no LM scores (run document_scores on it)")
-        text = texts[row.doc_id][row.start:row.end]
+        text = texts[row.doc_id][row.start : row.end]
         try:
             rows.append(log_prob_features(span_logprobs(scores[row.doc_id], row.start, row.end), text))
         except ValueError as error:
@@ -96,8 +120,11 @@ def span_features(spans: pd.DataFrame, # one row per span: doc_id, start, end (o
 # %% ../../nbs/33_lm_scores.ipynb #b4499c6e
 P_W_LABEL = "P_w (SmolLM2)"
 
-def word_surprisal(scores: TokenScores, word_spans: Sequence[tuple[int, int]], # (start, end) of each word to weigh
-                  ) -> np.ndarray:
+
+def word_surprisal(
+    scores: TokenScores,
+    word_spans: Sequence[tuple[int, int]],  # (start, end) of each word to weigh
+) -> np.ndarray:
     "Each word's surprisal in nats: −(sum of log p of the subwords overlapping it)."
     spans = np.asarray(word_spans, dtype=np.int64).reshape(-1, 2)
     overlap = (scores.offsets[None, :, 0] < spans[:, 1:2]) & (scores.offsets[None, :, 1] > spans[:, 0:1])
@@ -106,12 +133,17 @@ def word_surprisal(scores: TokenScores, word_spans: Sequence[tuple[int, int]], #
 # %% ../../nbs/33_lm_scores.ipynb #7b3b8c74
 class SurprisalWeights:
     "A TAB-metrics weighting (text, word spans) -> each word's SmolLM2 surprisal, for the documents it was built on."
+
     label = P_W_LABEL
+
     def __init__(self, model, tokenizer, texts: Mapping[str, str], batch_size: int = 4, artifacts_dir=None):
         self.model_name, self.doc_of_text = model_key(model), {text: doc_id for doc_id, text in texts.items()}
         self.scores = document_scores(model, tokenizer, texts, batch_size, artifacts_dir)
+
     def __call__(self, text: str, word_spans: Sequence[tuple[int, int]]) -> np.ndarray:
         if text not in self.doc_of_text:
             raise KeyError(f"no LM scores for the document starting {text[:40]!r}")
         return word_surprisal(self.scores[self.doc_of_text[text]], word_spans)
-    def __repr__(self): return f"SurprisalWeights(model={self.model_name!r}, documents={len(self.scores)})"
+
+    def __repr__(self):
+        return f"SurprisalWeights(model={self.model_name!r}, documents={len(self.scores)})"

