@@ -21,7 +21,8 @@ from deid_nb.data import load_dataset
 from deid_nb.nn_deid.deidentifier import Deidentifier
 from deid_nb.reidentifier import BM25Reidentifier
 from deid_nb.report import cli, commands
-from deid_nb.report.card import background_retriever, read_redaction, report_card
+from deid_nb.report.card import background_retriever, report_card
+from deid_nb.report.redactions import read_redaction
 from deid_nb.report.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -372,7 +373,7 @@ def test_bad_call_is_one_line_before_any_model(folder, no_models, arguments, mes
 
 def test_reproduce_checks_its_figures_folder_first(folder, no_models, monkeypatch):
     monkeypatch.setenv("DEID_NB_FIGURES", str(folder / "people.csv" / "figures"))
-    status, _, errors = run(["reproduce", "--only", "62_report_card"])
+    status, _, errors = run(["reproduce", "--only", "62_report_card_wikibio"])
     assert (
         status == 1
         and errors.startswith("deid-nb reproduce: the figures folder cannot be written")
