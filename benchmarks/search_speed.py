@@ -33,7 +33,7 @@ from deid_nb.metrics import percent_masked
 from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.nn_deid.neural import NeuralReidentifier
 from deid_nb.nn_deid.registry import REIDENTIFIERS, ZERO_SHOT, load_reidentifier, zero_shot_model
-from deid_nb.nn_deid.search import APPROXIMATE_RANKINGS, approximate_defaults, resolve_ranking
+from deid_nb.nn_deid.approximate_search import APPROXIMATE_RANKINGS, approximate_defaults, resolve_ranking
 from deid_nb.nn_deid.textattack import textattack_search
 
 logger = get_logger("deid_nb.benchmarks")
