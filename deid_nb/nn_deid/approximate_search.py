@@ -120,6 +120,34 @@ def _score(counted: CountedReidentifier, texts: list[str], batch_size: int | Non
         return counted.score(texts, batch_size, owners), None
     return counted.score_with_states(texts, ranking, batch_size, owners)
 
+# %% ../../nbs/15a_approximate_search.ipynb #6ca6b865
+def _step_many(searches, candidates: dict, counted: CountedReidentifier, ranking, batch_size):
+    chosen, texts, owners = {}, [], []
+    for j, options in candidates.items():
+        s = searches[j]
+        shortlist = s.shortlist(s.masked, options)
+        rendered = [s.units.text(s.masked.union(positions)) for _, positions in shortlist]
+        order = sorted(range(len(rendered)), key=rendered.__getitem__)
+        chosen[j] = (len(texts), [shortlist[i] for i in order])
+        texts += [rendered[i] for i in order]
+        owners += [j] * len(order)
+    scores, states = _score(counted, texts, batch_size, ranking, owners)
+    for j, (start, shortlist) in chosen.items():
+        s, block = searches[j], scores[start : start + len(shortlist)]
+        values, current = (
+            goal_scores(block, s.column),
+            s.trajectory.steps[-1].score if s.trajectory.steps else s.trajectory.initial_score,
+        )
+        s.shortlist.gains.update({positions: value - current for (_, positions), value in zip(shortlist, values)})
+        best = int(np.argmax(values))
+        word, positions = shortlist[best]
+        s.masked.update(positions)
+        if states is not None:
+            s.shortlist.update_states(states[start + best], s.masked)
+        s.trajectory.steps.append(
+            SearchStep(word, positions, true_rank(block[best], s.column), float(values[best]), len(shortlist))
+        )
+
 # %% ../../nbs/15a_approximate_search.ipynb #8c3013c3
 def approximate_search_many(
     documents: Sequence[str],
@@ -166,34 +194,6 @@ def approximate_search_many(
     if prune is not False and (prune is not True or max_k is not None):
         prune_trajectories(trajectories, reidentifier, None if prune is True else prune, batch_size)
     return trajectories
-
-# %% ../../nbs/15a_approximate_search.ipynb #6ca6b865
-def _step_many(searches, candidates: dict, counted: CountedReidentifier, ranking, batch_size):
-    chosen, texts, owners = {}, [], []
-    for j, options in candidates.items():
-        s = searches[j]
-        shortlist = s.shortlist(s.masked, options)
-        rendered = [s.units.text(s.masked.union(positions)) for _, positions in shortlist]
-        order = sorted(range(len(rendered)), key=rendered.__getitem__)
-        chosen[j] = (len(texts), [shortlist[i] for i in order])
-        texts += [rendered[i] for i in order]
-        owners += [j] * len(order)
-    scores, states = _score(counted, texts, batch_size, ranking, owners)
-    for j, (start, shortlist) in chosen.items():
-        s, block = searches[j], scores[start : start + len(shortlist)]
-        values, current = (
-            goal_scores(block, s.column),
-            s.trajectory.steps[-1].score if s.trajectory.steps else s.trajectory.initial_score,
-        )
-        s.shortlist.gains.update({positions: value - current for (_, positions), value in zip(shortlist, values)})
-        best = int(np.argmax(values))
-        word, positions = shortlist[best]
-        s.masked.update(positions)
-        if states is not None:
-            s.shortlist.update_states(states[start + best], s.masked)
-        s.trajectory.steps.append(
-            SearchStep(word, positions, true_rank(block[best], s.column), float(values[best]), len(shortlist))
-        )
 
 # %% ../../nbs/15a_approximate_search.ipynb #46e8a32a
 def approximate_search(document: str, true_id: str, reidentifier: Reidentifier, **kwargs) -> Trajectory:
