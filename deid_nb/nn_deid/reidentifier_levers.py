@@ -102,33 +102,6 @@ def accuracy_row(reidentifier: Reidentifier, documents: dict[str, list[str]], tr
         row["birth date only"] = round(100 * float(np.mean(first_places.ranks(probe[0], probe[1]) == 0)), 1)
     return row
 
-# %% ../../nbs/17b_reidentifier_levers.ipynb #76e09bde
-def dataset_accuracy(
-    dataset: PeopleDataset,
-    models: Sequence[str],  # registry names, or "zero_shot"
-    split: str = "test",
-    n_documents: int | None = None,  # the split's first documents (None: all)
-    zero_shot_neural: bool = False,  # the untrained MiniLM in place of every neural model
-) -> list[dict]:
-    "One row per model: top-1 % on `split`'s documents under every condition, against all profiles."
-    people = dataset.split(split)[:n_documents]
-    true_ids, documents = [p.person_id for p in people], masking_conditions(people)
-    masked_share = {
-        c: round(metrics.percent_masked(d, documents["unmasked"], average="corpus"), 1) for c, d in documents.items()
-    }
-    probe_texts, probe_ids, unique = birth_date_probe(people, dataset.people)
-    probe_note = f"; birth date only: {len(probe_texts)} documents, {100 * unique:.1f}% of those dates unique"
-    print(
-        f"\n{dataset.name}: {len(people)} {split} documents, {len(dataset)} candidates; % words masked: {masked_share}"
-        + (probe_note if probe_texts else ""),
-        flush=True,
-    )
-    return [
-        _model_row(dataset, name, people, documents, true_ids, (probe_texts, probe_ids), zero_shot_neural)
-        | {"percent_masked": masked_share}
-        for name in models
-    ]
-
 # %% ../../nbs/17b_reidentifier_levers.ipynb #5e94f295
 def _model_row(dataset, name, people, documents, true_ids, probe, zero_shot_neural) -> dict:
     "One model's row of `dataset_accuracy` (loaded, then measured), printed."
@@ -155,6 +128,33 @@ def _model_row(dataset, name, people, documents, true_ids, probe, zero_shot_neur
         flush=True,
     )
     return row
+
+# %% ../../nbs/17b_reidentifier_levers.ipynb #76e09bde
+def dataset_accuracy(
+    dataset: PeopleDataset,
+    models: Sequence[str],  # registry names, or "zero_shot"
+    split: str = "test",
+    n_documents: int | None = None,  # the split's first documents (None: all)
+    zero_shot_neural: bool = False,  # the untrained MiniLM in place of every neural model
+) -> list[dict]:
+    "One row per model: top-1 % on `split`'s documents under every condition, against all profiles."
+    people = dataset.split(split)[:n_documents]
+    true_ids, documents = [p.person_id for p in people], masking_conditions(people)
+    masked_share = {
+        c: round(metrics.percent_masked(d, documents["unmasked"], average="corpus"), 1) for c, d in documents.items()
+    }
+    probe_texts, probe_ids, unique = birth_date_probe(people, dataset.people)
+    probe_note = f"; birth date only: {len(probe_texts)} documents, {100 * unique:.1f}% of those dates unique"
+    print(
+        f"\n{dataset.name}: {len(people)} {split} documents, {len(dataset)} candidates; % words masked: {masked_share}"
+        + (probe_note if probe_texts else ""),
+        flush=True,
+    )
+    return [
+        _model_row(dataset, name, people, documents, true_ids, (probe_texts, probe_ids), zero_shot_neural)
+        | {"percent_masked": masked_share}
+        for name in models
+    ]
 
 # %% ../../nbs/17b_reidentifier_levers.ipynb #ff0c4d55
 def hybrid_top1(neural_scores: np.ndarray, lexical_scores: np.ndarray, weight: float, columns: np.ndarray) -> float:

@@ -14,11 +14,6 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-# %% auto #0
-__all__ = ['quiet_textattack', 'ReidentifierModelWrapper', 'TopKGoal', 'MaskUnits', 'MasksAreFinal', 'NoRepeatMasking',
-           'AllowedPositions', 'build_attack', 'textattack_search']
-
-# %% ../../nbs/17_textattack.ipynb #971a60dc
 from ..core import setup_textattack_offline
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
 from .search import CountedReidentifier, SearchStep, Trajectory, Units, candidate_maskings, goal_met
@@ -31,6 +26,10 @@ from textattack.models.wrappers import ModelWrapper  # noqa: E402
 from textattack.search_methods import BeamSearch  # noqa: E402
 from textattack.shared import AttackedText  # noqa: E402
 from textattack.transformations import Transformation  # noqa: E402
+
+# %% auto #0
+__all__ = ['quiet_textattack', 'ReidentifierModelWrapper', 'TopKGoal', 'MaskUnits', 'MasksAreFinal', 'NoRepeatMasking',
+           'AllowedPositions', 'build_attack', 'textattack_search']
 
 # %% ../../nbs/17_textattack.ipynb #023beeb5
 _QUIET_LOGGERS = ("textattack", "textattack.shared.utils.install", "transformers", "flair")
