@@ -1,4 +1,5 @@
-"""Choose the BM25 channel of the hybrid re-identifier (deid_nb.nn_deid.hybrid.HybridReidentifier) on validation documents.
+"""Choose the BM25 channel of the hybrid re-identifier (deid_nb.nn_deid.hybrid.HybridReidentifier) on validation documents:
+the library's `deid_nb.nn_deid.reidentifier_levers.channel_grid` (notebook 17b_reidentifier_levers) from the command line.
 
 For every setting of the channel — BM25 terms (words only, or also order-free word pairs at most `pair_distance`
 apart), k1, b and the query-term saturation k3 (`none`: every repeat of a document term counts, as rank_bm25; 0: each
@@ -15,84 +16,16 @@ or with `--zero-shot-neural` the untrained MiniLM (a check that needs no trainin
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np
 import torch
 
-import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
 from results import write_results  # this script's folder is on sys.path when it is run
-from deid_nb.data import PeopleDataset, load_dataset
-from deid_nb.nn_deid.hybrid import HybridReidentifier, channel_conditions, fitted_lexical_weight, lexical_weight_table
-from deid_nb.nn_deid.neural import NeuralReidentifier
-
-
-def top1(neural_scores: np.ndarray, lexical_scores: np.ndarray, weight: float, columns: np.ndarray) -> float:
-    "Top-1 % of the hybrid's scores at `weight`."
-    return round(100 * lexical_weight_table(neural_scores, lexical_scores, columns, (weight,))[weight], 1)
-
-
-def channel_grid(
-    dataset: PeopleDataset,
-    neural: NeuralReidentifier,
-    pair_distances=(0, 1, 2, 3),
-    k1s=(1.2, 2.0, 4.5),
-    bs=(0.75, 0.9),
-    k3s=(None, 0.0),
-) -> list[dict]:
-    "One row per channel setting: the fitted weight, validation top-1 % per condition and their mean, and test top-1 %."
-    validation, test = dataset.split("validation"), dataset.split("test")
-    validation_conditions = channel_conditions(validation)  # what fit_lexical_channel chooses on
-    test_conditions = reid_accuracy.conditions(test)
-    probe_texts, probe_ids, _ = reid_accuracy.birth_date_probe(test, dataset.people)
-    if probe_texts:
-        test_conditions["birth date only"] = probe_texts
-    validation_columns = neural.columns([p.person_id for p in validation])
-    test_columns = {
-        c: neural.columns(probe_ids if c == "birth date only" else [p.person_id for p in test]) for c in test_conditions
-    }
-    neural_validation = {
-        c: neural.score(t) for c, t in validation_conditions.items()
-    }  # the neural part once; only the channel varies
-    neural_test = {c: neural.score(t) for c, t in test_conditions.items()}
-    print(
-        f"{dataset.name}: {len(validation)} validation and {len(test)} test documents, {len(dataset)} candidates, "
-        f"neural part {neural.name}",
-        flush=True,
-    )
-    results = []
-    for pair_distance, k1, b, k3 in itertools.product(pair_distances, k1s, bs, k3s):
-        hybrid = HybridReidentifier(neural, dataset.people, k1=k1, b=b, pair_distance=pair_distance, k3=k3)
-        lexical = {c: hybrid.lexical_scores(t) for c, t in validation_conditions.items()}
-        weight = fitted_lexical_weight(neural_validation, lexical, validation_columns)  # as fit_lexical_channel
-        row = {
-            "pair_distance": pair_distance,
-            "k1": k1,
-            "b": b,
-            "k3": k3,
-            "lexical_weight": weight,
-            "validation": {
-                c: top1(neural_validation[c], lexical[c], weight, validation_columns) for c in validation_conditions
-            },
-        }
-        row["validation_mean"] = round(float(np.mean(list(row["validation"].values()))), 2)
-        row["test"] = {
-            c: top1(neural_test[c], hybrid.lexical_scores(t), weight, test_columns[c])
-            for c, t in test_conditions.items()
-        }
-        results.append(row)
-        print(
-            f"pairs ≤ {pair_distance} apart, k1 {k1}, b {b}, k3 {k3}: weight {weight}; validation "
-            + " / ".join(str(v) for v in row["validation"].values())
-            + f" (mean {row['validation_mean']}); test "
-            + " / ".join(str(v) for v in row["test"].values()),
-            flush=True,
-        )
-    return results
+from deid_nb.data import load_dataset
+from deid_nb.nn_deid.reidentifier_levers import channel_grid, load_measured_reidentifier
 
 
 def main():
@@ -124,7 +57,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     dataset = load_dataset(args.dataset, max_people=args.max_people)
-    neural, _ = reid_accuracy.load_model("zero_shot" if args.zero_shot_neural else args.neural, dataset)
+    neural, _ = load_measured_reidentifier("zero_shot" if args.zero_shot_neural else args.neural, dataset)
     results = channel_grid(dataset, neural, args.pair_distances, args.k1, args.b, args.k3)
     best = max(results, key=lambda r: r["validation_mean"])
     print(

@@ -28,7 +28,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 import torch
 
-import reid_accuracy  # the same test conditions (this script's folder is on sys.path when it is run)
 from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.core import atomic_write
 from deid_nb.data import PeopleDataset, load_dataset
@@ -36,6 +35,7 @@ from deid_nb.metrics import percent_masked
 from deid_nb.nn_deid.hybrid import HybridReidentifier, fit_lexical_channel
 from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig, load_model
 from deid_nb.nn_deid.neural import NeuralReidentifier
+from deid_nb.nn_deid.reidentifier_levers import birth_date_probe, masking_conditions
 from deid_nb.nn_deid.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
 
 VARIANTS: dict[str, tuple[dict, dict]] = {
@@ -122,7 +122,7 @@ def main():
     if args.conditions:
         conditions = json.loads(open(args.conditions).read())
     else:
-        conditions = reid_accuracy.conditions(people)
+        conditions = masking_conditions(people)
     if args.write_conditions:
         with atomic_write(args.write_conditions) as f:
             json.dump(conditions, f)
@@ -137,7 +137,7 @@ def main():
         ),
         flush=True,
     )
-    probe_texts, probe_ids, unique = reid_accuracy.birth_date_probe(people, dataset.people)
+    probe_texts, probe_ids, unique = birth_date_probe(people, dataset.people)
     if probe_texts:
         conditions = {**conditions, "birth date only": probe_texts}
         print(

@@ -10,15 +10,13 @@ from deid_nb.data import make_synthetic_people
 from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
 from deid_nb.nn_deid.neural import NeuralReidentifier
-from deid_nb.nn_deid.search import (
-    Trajectory,
-    Units,
+from deid_nb.nn_deid.approximate_search import (
     approximate_search,
     approximate_search_many,
-    greedy_search,
     prune_trajectories,
     resolve_ranking,
 )
+from deid_nb.nn_deid.search import Trajectory, Units, greedy_search
 from deid_nb.nn_deid.textattack import textattack_search
 from deid_nb.reidentifier import BM25Reidentifier, WordOverlapReidentifier
 

@@ -19,7 +19,8 @@ from deid_nb.masking import (
     type_key,
     word_parts,
 )
-from deid_nb.nn_deid.search import Units, approximate_search, approximate_search_many, candidate_maskings, greedy_search
+from deid_nb.nn_deid.approximate_search import approximate_search, approximate_search_many
+from deid_nb.nn_deid.search import Units, candidate_maskings, greedy_search
 from deid_nb.reidentifier import WordOverlapReidentifier
 
 # The units before invisible characters joined words: masks, then `\b\w+\b` words.

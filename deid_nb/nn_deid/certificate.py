@@ -120,6 +120,38 @@ def _confirmed(texts: Sequence[str], named: list[list[str]], reidentifier: Reide
     )
     return [[float(block[i, at[name]]) for name in names] for i, names in enumerate(named)]
 
+# %% ../../nbs/15b_certificate.ipynb #729a5fa9
+def _certificate(
+    text: str,
+    named: list[str],
+    scores: list[float],
+    rank: int,
+    k: int,
+    fingerprint: str,
+    pool: str,
+    shortlist: int,
+    measured: dict,
+) -> Certificate:
+    "The certificate from the person's score (first) and its candidates': those scoring at least as high are the witnesses."
+    witnesses = [(name, score) for name, score in zip(named[1:], scores[1:]) if score >= scores[0]]
+    if len(witnesses) < len(named) - 1:  # a witness of part of the pool that the whole model does not confirm
+        rank = len(witnesses)
+    rank = min(rank, measured.pop("rank", rank))
+    return Certificate(
+        named[0],
+        k,
+        rank,
+        rank >= k,
+        witnesses=[w for w, _ in witnesses],
+        witness_scores=[s for _, s in witnesses],
+        true_score=scores[0],
+        text_sha256=text_sha256(text),
+        model_fingerprint=fingerprint,
+        pool_fingerprint=pool,
+        shortlist=int(shortlist),
+        **measured,
+    )
+
 # %% ../../nbs/15b_certificate.ipynb #ce0code1
 def certify_many(
     texts: Sequence[str],  # the released texts
@@ -153,38 +185,6 @@ def certify_many(
     ]
 
 # %% ../../nbs/15b_certificate.ipynb #ce0code3
-def _certificate(
-    text: str,
-    named: list[str],
-    scores: list[float],
-    rank: int,
-    k: int,
-    fingerprint: str,
-    pool: str,
-    shortlist: int,
-    measured: dict,
-) -> Certificate:
-    "The certificate from the person's score (first) and its candidates': those scoring at least as high are the witnesses."
-    witnesses = [(name, score) for name, score in zip(named[1:], scores[1:]) if score >= scores[0]]
-    if len(witnesses) < len(named) - 1:  # a witness of part of the pool that the whole model does not confirm
-        rank = len(witnesses)
-    rank = min(rank, measured.pop("rank", rank))
-    return Certificate(
-        named[0],
-        k,
-        rank,
-        rank >= k,
-        witnesses=[w for w, _ in witnesses],
-        witness_scores=[s for _, s in witnesses],
-        true_score=scores[0],
-        text_sha256=text_sha256(text),
-        model_fingerprint=fingerprint,
-        pool_fingerprint=pool,
-        shortlist=int(shortlist),
-        **measured,
-    )
-
-
 def certify(
     text: str,
     person_id: str,

@@ -14,15 +14,8 @@ from fastcore.basics import patch
 from ..core import MASK_TOKEN, count_masks, count_words, get_logger, tqdm
 from ..masking import UNIT_PATTERN, mask_words
 from ..people import Person, SkippedRecord, check_on_error, reject_record
-from deid_nb.nn_deid.search import (
-    UNITS,
-    SearchStep,
-    Trajectory,
-    Units,
-    approximate_search,
-    approximate_search_many,
-    greedy_search,
-)
+from .search import UNITS, SearchStep, Trajectory, Units, greedy_search
+from .approximate_search import approximate_search, approximate_search_many
 from ..reidentifier import Reidentifier, ranks_from_scores
 from .certificate import Certificate, certify_many, model_fingerprint, pool_fingerprint
 

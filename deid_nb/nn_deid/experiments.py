@@ -38,7 +38,7 @@ from deid_nb.nn_deid.registry import (
     zero_shot_model,
 )
 from .neural import NeuralReidentifier
-from .search import resolve_ranking
+from .approximate_search import resolve_ranking
 
 # %% ../../nbs/18_experiments.ipynb #342da805
 PAPER_CITATION = "Morris, Chiu, Zabih & Rush (2022), Unsupervised Text Deidentification"

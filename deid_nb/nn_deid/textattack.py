@@ -14,14 +14,9 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-# %% auto #0
-__all__ = ['quiet_textattack', 'ReidentifierModelWrapper', 'TopKGoal', 'MaskUnits', 'MasksAreFinal', 'NoRepeatMasking',
-           'AllowedPositions', 'build_attack', 'textattack_search']
-
-# %% ../../nbs/17_textattack.ipynb #971a60dc
 from ..core import setup_textattack_offline
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
-from .search import SearchStep, Trajectory, Units, candidate_maskings, goal_met
+from .search import CountedReidentifier, SearchStep, Trajectory, Units, candidate_maskings, goal_met
 
 setup_textattack_offline()
 import textattack  # noqa: E402  (after the offline set-up)
@@ -31,6 +26,10 @@ from textattack.models.wrappers import ModelWrapper  # noqa: E402
 from textattack.search_methods import BeamSearch  # noqa: E402
 from textattack.shared import AttackedText  # noqa: E402
 from textattack.transformations import Transformation  # noqa: E402
+
+# %% auto #0
+__all__ = ['quiet_textattack', 'ReidentifierModelWrapper', 'TopKGoal', 'MaskUnits', 'MasksAreFinal', 'NoRepeatMasking',
+           'AllowedPositions', 'build_attack', 'textattack_search']
 
 # %% ../../nbs/17_textattack.ipynb #023beeb5
 _QUIET_LOGGERS = ("textattack", "textattack.shared.utils.install", "transformers", "flair")
@@ -60,12 +59,10 @@ class ReidentifierModelWrapper(ModelWrapper):
     "A `Reidentifier` as a TextAttack model: documents → scores against the whole candidate pool."
 
     def __init__(self, reidentifier: Reidentifier):
-        self.model = reidentifier
-        self.documents_scored = 0
+        self.model, self.counted = reidentifier, CountedReidentifier(reidentifier)
 
     def __call__(self, text_input_list, **kwargs) -> np.ndarray:
-        self.documents_scored += len(text_input_list)
-        return np.asarray(self.model.score(list(text_input_list)))
+        return self.counted.score(list(text_input_list))
 
     def __repr__(self):
         return f"ReidentifierModelWrapper({self.model!r})"
@@ -230,7 +227,7 @@ def textattack_search(
         initial_rank,
         initial_score,
         max_k=max_k,
-        model_calls=goal.model.documents_scored,
+        model_calls=goal.model.counted.model_calls,
     )
     units, masked = Units.of(document), set()
     final = (
