@@ -25,7 +25,8 @@ from results import write_results  # this script's folder is on sys.path when it
 from deid_nb.causal_lm import load_causal_lm
 from deid_nb.core import cpu_threads
 from deid_nb.infill.alignment import target_documents
-from deid_nb.infill.infillers import CopyInfiller, LMInfiller, SpanContext, infill_documents
+from deid_nb.infill.attack import infill_documents
+from deid_nb.infill.infillers import CopyInfiller, LMInfiller, SpanContext
 from deid_nb.infill.knowledge_base import build_knowledge_base, default_sources
 from deid_nb.infill.retrieval import DenseReranker, Retriever
 

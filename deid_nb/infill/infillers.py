@@ -5,31 +5,21 @@
 # %% ../../nbs/43_infillers.ipynb #07083330
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import zlib
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
-import pandas as pd
 import torch
 from fastcore.basics import patch
 
 from ..causal_lm import _start_id
-from ..core import MASK_TOKEN, WORD_PATTERN, count_masks, get_logger, tqdm
-from .alignment import MaskedDocument
-from .knowledge_base import KnowledgeBase
-from .retrieval import ANON, Retriever, span_query
+from ..core import MASK_TOKEN, WORD_PATTERN
+from .retrieval import ANON
 
 # %% auto #0
-__all__ = ['logger', 'SpanContext', 'Infiller', 'CopyInfiller', 'LMInfiller', 'span_order', 'DocumentInfilling',
-           'infill_documents', 'retrieval_records', 'documents_key', 'infilled_text']
-
-# %% ../../nbs/43_infillers.ipynb #a8739986
-logger = get_logger("deid_nb.infill.infillers")
+__all__ = ['SpanContext', 'Infiller', 'CopyInfiller', 'LMInfiller']
 
 # %% ../../nbs/43_infillers.ipynb #6d6a3177
 @dataclass(frozen=True)
@@ -305,191 +295,3 @@ def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> 
     own, right = self.continuation_logprobs(prompt, [space + h for h in found], context.right, prefix)
     scores = self.hypothesis_weight * own + right + self.copy_weight * np.array(list(found.values()))
     return list(found)[int(np.argmax(scores))]
-
-# %% ../../nbs/43_infillers.ipynb #52dc3784
-def _contains(haystack: str, needle: str) -> bool:
-    "Case-insensitive containment with whitespace runs collapsed."
-    squash = lambda s: " ".join(s.lower().split())
-    return bool(needle.strip()) and squash(needle) in squash(haystack)
-
-
-def span_order(document: MaskedDocument, seed: int) -> np.ndarray:
-    "The random order the spans of `document` are filled in: a permutation seeded by `seed` and the document id."
-    return np.random.default_rng([seed, zlib.crc32(document.doc_id.encode())]).permutation(len(document.spans))
-
-# %% ../../nbs/43_infillers.ipynb #09c2602c
-class DocumentInfilling:
-    "One document under attack at one level: its BM25 documents, its spans in their seeded order, the fills so far and a record per filled span."
-
-    def __init__(
-        self,
-        document: MaskedDocument,
-        retriever: Retriever,
-        allowed: np.ndarray,  # the level's mask (KnowledgeBase.allowed)
-        k: int = 1,  # retrieved chunks given to the infiller per span
-        seed: int = 0,
-        context_chars: int = 300,
-    ):  # characters of context the infiller and the query see on each side
-        self.document, self.retriever, self.k, self.context_chars = document, retriever, k, context_chars
-        self.found = retriever.documents([document.render()[0]], [allowed])[0]
-        self.sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in self.found)
-        self.order, self.fills, self.records = [int(i) for i in span_order(document, seed)], {}, []
-        self.error = None  # what stopped this document's attack, if anything (its records are then dropped)
-
-    @property
-    def done(self) -> bool:
-        return len(self.records) == len(self.order)
-
-    def _next(self) -> tuple[int, str, int, int]:
-        "The next span's index, the current text (earlier predictions written back) and the span's characters in it."
-        i = self.order[len(self.records)]
-        text, offsets = self.document.render(self.fills)
-        return (i, text, *offsets[i])
-
-    def query(self) -> str:
-        "The dense query of the next span: its context in the current text."
-        _, text, start, end = self._next()
-        return span_query(text, start, end, self.context_chars)
-
-# %% ../../nbs/43_infillers.ipynb #45eaaedb
-@patch
-def step(self: DocumentInfilling, infiller: Infiller, ranked: Sequence[tuple[int, str]]) -> dict:
-    "Fill the next span from its ranked chunks (`Retriever.passages` of `query()`); returns its record."
-    i, text, start, end = self._next()
-    span, original = self.document.spans[i], self.document.span_text(i)
-    context = SpanContext(
-        text[max(0, start - self.context_chars) : start],
-        text[end : end + self.context_chars],
-        count_masks(span.surface) if self.document.length_visible else None,
-        span.label,
-    )
-    self.fills[i] = infiller.predict(context, [chunk for _, chunk in ranked[: self.k]])
-    self.records.append(
-        {
-            "doc_id": self.document.doc_id,
-            "span": i,
-            "step": len(self.records),
-            "label": span.label,
-            "identifier": span.identifier,
-            "original": original,
-            "prediction": self.fills[i],
-            "in_sparse": _contains(self.sparse_text, original),
-            "positive_rank": next((r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None),
-            "chunks": len(ranked),
-            "passages": [self.retriever.knowledge_base.passages[p].passage_id for p, _ in ranked[: self.k]],
-        }
-    )
-    return self.records[-1]
-
-# %% ../../nbs/43_infillers.ipynb #6ba0cccd
-def _start(
-    document: MaskedDocument, retriever: Retriever, level: str, k: int, seed: int, context_chars: int
-) -> DocumentInfilling | None:
-    "A document's attack at `level`, or None (logged) when the document cannot be attacked there."
-    try:
-        return DocumentInfilling(
-            document,
-            retriever,
-            retriever.knowledge_base.allowed(level, document.person, document.doc_id),
-            k,
-            seed,
-            context_chars,
-        )
-    except (KeyError, ValueError) as error:
-        logger.warning("infilling %s at %s failed (%s); skipped", document.doc_id, level, error)
-
-
-def infill_documents(
-    documents: Sequence[MaskedDocument],
-    retriever: Retriever,
-    level: str,  # a background level (KNOWLEDGE_LEVELS)
-    infiller: Infiller,
-    k: int = 1,
-    seed: int = 0,
-    context_chars: int = 300,
-    progress: bool = False,  # a bar over the spans filled (stderr)
-) -> pd.DataFrame:
-    "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
-    active = [
-        run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None
-    ]
-    runs = list(active)
-    with tqdm(
-        total=sum(len(run.order) for run in runs), desc=f"infilling at {level}", unit="span", disable=not progress
-    ) as bar:
-        while active := [run for run in active if not run.done and run.error is None]:
-            for run, ranked in zip(
-                active, retriever.passages_for([run.query() for run in active], [run.found for run in active])
-            ):
-                try:
-                    run.step(infiller, ranked)
-                except (KeyError, ValueError) as error:
-                    logger.warning("infilling %s at %s failed (%s); skipped", run.document.doc_id, level, error)
-                    run.error = error
-            bar.update(len(active))
-    frame = pd.DataFrame(
-        [r for run in runs if run.error is None for r in run.records],
-        columns=[
-            "doc_id",
-            "span",
-            "step",
-            "label",
-            "identifier",
-            "original",
-            "prediction",
-            "in_sparse",
-            "positive_rank",
-            "chunks",
-            "passages",
-        ],
-    )
-    return frame.assign(level=level, k=k, infiller=infiller.name, seed=seed)
-
-# %% ../../nbs/43_infillers.ipynb #3ca444cf
-def retrieval_records(
-    documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300
-) -> pd.DataFrame:
-    "Retrieval alone on the fully masked documents (Tables 1–2): per span, is the original in the BM25 documents, and the first positive chunk's rank."
-    rows = []
-    for document in documents:
-        text, offsets = document.render()
-        found = retriever.documents(
-            [text], [retriever.knowledge_base.allowed(level, document.person, document.doc_id)]
-        )[0]
-        sparse_text = " ".join(retriever.knowledge_base.passages[i].text for i in found)
-        for i, (start, end) in enumerate(offsets):
-            ranked = retriever.passages(
-                span_query(text, start, end, context_chars), found, cache_query=True
-            )  # same query at every level
-            original = document.span_text(i)
-            rows.append(
-                {
-                    "doc_id": document.doc_id,
-                    "span": i,
-                    "label": document.spans[i].label,
-                    "identifier": document.spans[i].identifier,
-                    "original": original,
-                    "in_sparse": _contains(sparse_text, original),
-                    "chunks": len(ranked),
-                    "positive_rank": next(
-                        (r for r, (_, chunk) in enumerate(ranked) if _contains(chunk, original)), None
-                    ),
-                }
-            )
-    return pd.DataFrame(
-        rows, columns=["doc_id", "span", "label", "identifier", "original", "in_sparse", "chunks", "positive_rank"]
-    ).assign(level=level)
-
-
-def documents_key(documents: Sequence[MaskedDocument], *settings) -> str:
-    "A short hash of the documents (ids, texts, spans) and of the settings that change a result: cache file names."
-    payload = [
-        [d.doc_id, d.original, [(s.start, s.end, s.label, s.identifier, s.surface) for s in d.spans]] for d in documents
-    ]
-    return hashlib.sha256(json.dumps([payload, [repr(x) for x in settings]]).encode()).hexdigest()[:12]
-
-# %% ../../nbs/43_infillers.ipynb #7b01b239
-def infilled_text(document: MaskedDocument, records: pd.DataFrame) -> str:
-    "The document with every span replaced by its prediction in `records` (spans without a record stay masked)."
-    mine = records[records.doc_id == document.doc_id]
-    return document.render(dict(zip(mine.span.astype(int), mine.prediction.fillna(""))))[0]

@@ -17,7 +17,8 @@ from ..people import Person
 from ..experiments import markdown_table
 from ..metrics import evaluate_masking, percent_masked
 from ..infill.alignment import align_redaction, redaction_document
-from ..infill.infillers import CopyInfiller, infill_documents, infilled_text
+from ..infill.attack import infill_documents, infilled_text
+from ..infill.infillers import CopyInfiller
 from ..infill.knowledge_base import build_knowledge_base, person_keys
 from ..infill.metrics import infill_table, reidentification_change
 from ..infill.retrieval import Retriever
