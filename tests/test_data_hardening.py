@@ -19,11 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import save_file
 
-import deid_nb.adversarial.representation as representation
+import deid_nb.adversarial.training as adversarial_training
 import deid_nb.core as core
 from deid_nb.adversarial.pii_data import TaggedSentence, silver_cache_path, silver_sentences
-from deid_nb.adversarial.representation import AdversarialConfig, train_adversarial
+from deid_nb.adversarial.representation import AdversarialConfig
 from deid_nb.adversarial.tagger import TaggerConfig, train_tagger
+from deid_nb.adversarial.training import train_adversarial
 from deid_nb.adversarial.word_embeddings import random_embeddings
 from deid_nb.causal_lm import tiny_causal_lm
 from deid_nb.core import ChecksumError, check_sha256, download_file, get_logger, safe_name, sha256_of
@@ -692,7 +693,7 @@ def test_truncated_adversarial_model_is_retrained(tmp_path, caplog, monkeypatch)
     sentences, words = _tagged()
     calls = []
     monkeypatch.setitem(
-        representation.TRAINERS,
+        adversarial_training.TRAINERS,
         "dann",
         lambda model, train, validation: calls.append(1) or {"history": {"dann": [1.0]}, "after_p1": None},
     )

@@ -14,6 +14,7 @@ import torch
 
 import deid_nb.adversarial.representation as representation
 import deid_nb.adversarial.tagger as tagger
+import deid_nb.adversarial.training as adversarial_training
 import deid_nb.causal_lm as causal_lm
 import deid_nb.infill.retrieval as retrieval
 import deid_nb.nn_deid.model as model_module
@@ -228,7 +229,7 @@ def test_tagger_follows_the_rule(tmp_path, asked):
 
 
 def test_adversarial_representation_follows_the_rule(tmp_path, asked):
-    calls = asked(representation)
+    calls = asked(adversarial_training)
     sentences, words = _tagged()
     config = representation.AdversarialConfig(
         dim=4,
@@ -239,10 +240,10 @@ def test_adversarial_representation_follows_the_rule(tmp_path, asked):
         batch_size=2,
         tagger=tagger.TaggerConfig(hidden=4, layers=1),
     )
-    model, _ = representation.train_adversarial(
+    model, _ = adversarial_training.train_adversarial(
         sentences, sentences, words, config, method="dann", artifacts_dir=tmp_path
     )
     assert calls == [None] and tagger.module_device(model) == resolve_device()
-    data = representation.pair_data(sentences, words, 2)
-    result = representation.retrain_adversary(model.representation, data, data, epochs=1, hidden=2, batch_size=2)
+    data = adversarial_training.pair_data(sentences, words, 2)
+    result = adversarial_training.retrain_adversary(model.representation, data, data, epochs=1, hidden=2, batch_size=2)
     assert calls == [None, None] and 0 <= result["accuracy"] <= 1
