@@ -40,7 +40,7 @@ from deid_nb.nn_deid.registry import (
     load_reidentifier,
     zero_shot_model,
 )
-from deid_nb.nn_deid.training import run_directory
+from deid_nb.nn_deid.training_run import run_directory
 from deid_nb.reidentifier import Reidentifier
 
 

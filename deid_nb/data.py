@@ -25,18 +25,14 @@ from deid_nb.people import (
     Person,
     SkippedRecord,
     check_on_error,
-    clean_value,
-    id_text,
-    jsonl_records,
-    read_table,
     reject_record,
     linearise_profile,
     make_synthetic_people,
-    people_from_table,
     profile_bm25_text,
     split_indices,
     validate_people,
 )
+from .tables import clean_value, id_text, jsonl_records, read_table, people_from_table
 
 # %% auto #0
 __all__ = ['logger', 'DATA_SOURCES', 'WIKIBIO_MINI_PROFILE', 'PTB_BRACKETS', 'DATASET_LOADERS', 'DataSource', 'records_sha256',
