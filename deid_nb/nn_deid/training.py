@@ -18,12 +18,11 @@ from ..encoders import mixed_precision
 from ..masking import MaskingPrior, idf_weights, mask_fraction_of_types
 from .model import BiEncoder
 
+logger = get_logger("deid_nb.nn_deid.training")
+
 # %% auto #0
 __all__ = ['logger', 'TrainingConfig', 'transformer_layers', 'freeze_bottom', 'length_bucketed_batches', 'TrainingData',
-           'training_data', 'top1_accuracy', 'document_epoch', 'profile_epoch', 'make_optimizers']
-
-# %% ../../nbs/11_training.ipynb #5a7f7ca5
-logger = get_logger("deid_nb.nn_deid.training")
+           'training_data', 'top1_accuracy', 'make_optimizers', 'document_epoch', 'profile_epoch']
 
 # %% ../../nbs/11_training.ipynb #0269a05a
 @dataclass
@@ -147,6 +146,28 @@ def top1_accuracy(
     ]
     return float(((scores >= true[:, None]).sum(1) == 1).float().mean())
 
+# %% ../../nbs/11_training.ipynb #dd0daf2b
+def make_optimizers(model: BiEncoder, config: TrainingConfig) -> dict[str, torch.optim.Optimizer]:
+    "{'document': AdamW over f's trainable parameters, 'profile': AdamW over g's}."
+    for encoder in (model.document_encoder, model.profile_encoder):
+        freeze_bottom(encoder, config.freeze_embeddings, config.frozen_layers)
+    trainable = lambda module: [p for p in module.parameters() if p.requires_grad]
+    group = lambda params, lr: {"params": params, "lr": lr, "initial_lr": lr}
+    document = [
+        group(trainable(model.document_projection) + [model.log_logit_scale], config.head_learning_rate),
+        group(trainable(model.document_encoder), config.learning_rate),
+    ]
+    profile = [
+        group(trainable(model.profile_projection), config.head_learning_rate),
+        group(trainable(model.profile_encoder), config.profile_learning_rate),
+    ]
+
+    def make(groups):  # None when nothing on that side can learn (e.g. g frozen and no projection)
+        groups = [g for g in groups if g["params"]]
+        return torch.optim.AdamW(groups, weight_decay=config.weight_decay) if groups else None
+
+    return {"document": make(document), "profile": make(profile)}
+
 # %% ../../nbs/11_training.ipynb #3b1edfe6
 def _learning_rate_factor(step: int, total: int, warmup_fraction: float) -> float:
     warmup = max(1, int(warmup_fraction * total))
@@ -268,25 +289,3 @@ def profile_epoch(
         loss = _batch_loss(scores, torch.as_tensor(batch, device=F.device), size, config)
         losses.append(_step(optimizer, loss, i, len(batches), config))
     return float(np.mean(losses))
-
-# %% ../../nbs/11_training.ipynb #dd0daf2b
-def make_optimizers(model: BiEncoder, config: TrainingConfig) -> dict[str, torch.optim.Optimizer]:
-    "{'document': AdamW over f's trainable parameters, 'profile': AdamW over g's}."
-    for encoder in (model.document_encoder, model.profile_encoder):
-        freeze_bottom(encoder, config.freeze_embeddings, config.frozen_layers)
-    trainable = lambda module: [p for p in module.parameters() if p.requires_grad]
-    group = lambda params, lr: {"params": params, "lr": lr, "initial_lr": lr}
-    document = [
-        group(trainable(model.document_projection) + [model.log_logit_scale], config.head_learning_rate),
-        group(trainable(model.document_encoder), config.learning_rate),
-    ]
-    profile = [
-        group(trainable(model.profile_projection), config.head_learning_rate),
-        group(trainable(model.profile_encoder), config.profile_learning_rate),
-    ]
-
-    def make(groups):  # None when nothing on that side can learn (e.g. g frozen and no projection)
-        groups = [g for g in groups if g["params"]]
-        return torch.optim.AdamW(groups, weight_decay=config.weight_decay) if groups else None
-
-    return {"document": make(document), "profile": make(profile)}
