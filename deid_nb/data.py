@@ -34,14 +34,13 @@ from deid_nb.people import (
 )
 from .tables import clean_value, id_text, jsonl_records, read_table, people_from_table
 
+logger = get_logger("deid_nb.data")
+
 # %% auto #0
 __all__ = ['logger', 'DATA_SOURCES', 'WIKIBIO_MINI_PROFILE', 'PTB_BRACKETS', 'DATASET_LOADERS', 'DataSource', 'records_sha256',
            'check_dataset_file', 'dataset_path', 'load_wikibio_mini', 'unescape_ptb', 'parse_wikibio_box',
            'load_wikibio_raw', 'load_wikibio_raw_sample', 'load_wikibio_2000', 'load_dataset', 'describe_dataset',
            'field_coverage']
-
-# %% ../nbs/02_data.ipynb #77449a92
-logger = get_logger("deid_nb.data")
 
 # %% ../nbs/02_data.ipynb #df02501c
 @dataclass(frozen=True)
@@ -61,11 +60,10 @@ class DataSource:
     )
     record_fields: tuple[str, ...] = ()  # the fields `records_sha256` covers
 
-# %% ../nbs/02_data.ipynb #0d934bab
+# %% ../nbs/02_data.ipynb #fd1b78e3
 _RAW = "https://raw.githubusercontent.com"
 _WIKIBIO_2000_FIELDS = ("id", "title", "url", "box", "text", "text_anon", "meta")
 
-# %% ../nbs/02_data.ipynb #fd1b78e3
 DATA_SOURCES = {
     "wikibio_mini": DataSource(
         "wikibio_mini/wikibio-mini.csv",
