@@ -38,7 +38,8 @@ from deid_nb.metrics import percent_masked
 from deid_nb.nn_deid.deidentify import deidentify
 from deid_nb.nn_deid.model import BiEncoderConfig
 from deid_nb.nn_deid.neural import NeuralReidentifier
-from deid_nb.nn_deid.training import TrainingConfig, train_reidentifier
+from deid_nb.nn_deid.training import TrainingConfig
+from deid_nb.nn_deid.training_run import train_reidentifier
 from deid_nb.people import PeopleDataset
 
 

@@ -34,7 +34,8 @@ from deid_nb.experiments import markdown_table
 from deid_nb.metrics import percent_masked
 from deid_nb.nn_deid.experiments import truncate_people
 from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig, load_model
-from deid_nb.nn_deid.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
+from deid_nb.nn_deid.training import TrainingConfig, top1_accuracy
+from deid_nb.nn_deid.training_run import run_directory, train_bi_encoder
 
 VARIANTS: dict[str, tuple[dict, dict]] = {  # more with --extra '{"name": [model_overrides, training_overrides]}'
     "nn_uniform": ({"embedding_dim": None}, {"epochs": 2}),  # the registry's nn_uniform

@@ -36,7 +36,8 @@ from deid_nb.nn_deid.hybrid import HybridReidentifier, fit_lexical_channel
 from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig, load_model
 from deid_nb.nn_deid.neural import NeuralReidentifier
 from deid_nb.nn_deid.reidentifier_levers import birth_date_probe, masking_conditions
-from deid_nb.nn_deid.training import TrainingConfig, run_directory, top1_accuracy, train_bi_encoder
+from deid_nb.nn_deid.training import TrainingConfig, top1_accuracy
+from deid_nb.nn_deid.training_run import run_directory, train_bi_encoder
 
 VARIANTS: dict[str, tuple[dict, dict]] = {
     "default": ({}, {}),

@@ -29,7 +29,8 @@ from results import write_results  # this script's folder is on sys.path when it
 from deid_nb.core import get_artifacts_dir
 from deid_nb.data import PeopleDataset, load_dataset
 from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig
-from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
+from deid_nb.nn_deid.training import TrainingConfig
+from deid_nb.nn_deid.training_run import train_bi_encoder
 
 VARIANTS = {
     "naive": dict(frozen_layers=0, freeze_embeddings=False, length_bucketing=False, dynamic_padding=False),

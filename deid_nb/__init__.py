@@ -11,7 +11,7 @@ import importlib
 
 _EXPORTS = {
     "Deidentifier": "deid_nb.nn_deid.deidentifier",
-    "people_from_table": "deid_nb.people",
+    "people_from_table": "deid_nb.tables",
 }  # name → the module defining it
 _all_ = ["Deidentifier", "people_from_table"]
 

@@ -25,27 +25,22 @@ from deid_nb.people import (
     Person,
     SkippedRecord,
     check_on_error,
-    clean_value,
-    id_text,
-    jsonl_records,
-    read_table,
     reject_record,
     linearise_profile,
     make_synthetic_people,
-    people_from_table,
     profile_bm25_text,
     split_indices,
     validate_people,
 )
+from .tables import clean_value, id_text, jsonl_records, read_table, people_from_table
+
+logger = get_logger("deid_nb.data")
 
 # %% auto #0
 __all__ = ['logger', 'DATA_SOURCES', 'WIKIBIO_MINI_PROFILE', 'PTB_BRACKETS', 'DATASET_LOADERS', 'DataSource', 'records_sha256',
            'check_dataset_file', 'dataset_path', 'load_wikibio_mini', 'unescape_ptb', 'parse_wikibio_box',
            'load_wikibio_raw', 'load_wikibio_raw_sample', 'load_wikibio_2000', 'load_dataset', 'describe_dataset',
            'field_coverage']
-
-# %% ../nbs/02_data.ipynb #77449a92
-logger = get_logger("deid_nb.data")
 
 # %% ../nbs/02_data.ipynb #df02501c
 @dataclass(frozen=True)
@@ -65,11 +60,10 @@ class DataSource:
     )
     record_fields: tuple[str, ...] = ()  # the fields `records_sha256` covers
 
-# %% ../nbs/02_data.ipynb #0d934bab
+# %% ../nbs/02_data.ipynb #fd1b78e3
 _RAW = "https://raw.githubusercontent.com"
 _WIKIBIO_2000_FIELDS = ("id", "title", "url", "box", "text", "text_anon", "meta")
 
-# %% ../nbs/02_data.ipynb #fd1b78e3
 DATA_SOURCES = {
     "wikibio_mini": DataSource(
         "wikibio_mini/wikibio-mini.csv",

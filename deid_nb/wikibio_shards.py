@@ -19,11 +19,10 @@ from .core import ChecksumError, get_logger, sha256_of
 from .data import dataset_path, parse_wikibio_box, unescape_ptb
 from .people import DataError, Person, validate_people
 
+logger = get_logger("deid_nb.wikibio_shards")
+
 # %% auto #0
 __all__ = ['logger', 'SHARD_SCHEMA', 'iter_wikibio_raw', 'write_wikibio_shards', 'read_wikibio_shards']
-
-# %% ../nbs/02b_wikibio_shards.ipynb #915c51fb
-logger = get_logger("deid_nb.wikibio_shards")
 
 # %% ../nbs/02b_wikibio_shards.ipynb #34d7a3e4
 def _split_files(directory: Path, split: str) -> dict[str, Path]:

@@ -45,7 +45,8 @@ from deid_nb.data import (
 )
 from deid_nb.nn_deid.experiments import _read_results
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
-from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
+from deid_nb.nn_deid.training import TrainingConfig
+from deid_nb.nn_deid.training_run import train_bi_encoder
 from deid_nb.sanitize.context_indicators import cached_perturbation_drops
 from deid_nb.sanitize.lm_scores import document_scores
 from deid_nb.sanitize.recogniser import RecogniserConfig, load_recogniser, recogniser_cache_key

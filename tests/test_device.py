@@ -20,6 +20,7 @@ import deid_nb.infill.retrieval as retrieval
 import deid_nb.nn_deid.model as model_module
 import deid_nb.nn_deid.registry as registry
 import deid_nb.nn_deid.training as training
+import deid_nb.nn_deid.training_run as training_run
 import deid_nb.sanitize.recogniser as recogniser
 import deid_nb.sanitize.risk_indicators as risk_indicators
 from deid_nb.adversarial.pii_data import TaggedSentence
@@ -146,10 +147,10 @@ def synthetic():
 
 
 def test_training_and_loading_follow_the_rule(synthetic, tmp_path, asked, monkeypatch):
-    calls = asked(training, model_module)
+    calls = asked(training_run, model_module)
     monkeypatch.setenv("DEID_NB_DEVICE", "cpu")
     config = training.TrainingConfig(epochs=1, batch_size=8, frozen_layers=0)
-    trained = training.train_reidentifier(synthetic, model_module.tiny_config(), config, tmp_path, progress=False)
+    trained = training_run.train_reidentifier(synthetic, model_module.tiny_config(), config, tmp_path, progress=False)
     assert trained.model.device.type == "cpu" and calls[:1] == [None]
     loaded = model_module.load_model(trained.directory / trained.record["checkpoint"])
     assert loaded.device.type == "cpu" and calls[-1] is None

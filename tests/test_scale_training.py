@@ -12,7 +12,8 @@ import torch.multiprocessing as mp
 
 from deid_nb.data import dataset_path, load_wikibio_raw
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
-from deid_nb.nn_deid.training import TrainingConfig, train_bi_encoder
+from deid_nb.nn_deid.training import TrainingConfig
+from deid_nb.nn_deid.training_run import train_bi_encoder
 from deid_nb.people import PeopleDataset, make_synthetic_people
 from deid_nb.wikibio_shards import iter_wikibio_raw, read_wikibio_shards, write_wikibio_shards
 

@@ -16,7 +16,8 @@ from ..baselines import named_entity_redact
 from ..core import MASK_TOKEN
 from ..data import Person
 from ..masking import UNIT_PATTERN, mask_fraction_of_types
-from .neural import NeuralReidentifier, TokenStates
+from .neural import NeuralReidentifier
+from .deletion_estimates import TokenStates
 from ..reidentifier import BM25Reidentifier, Reidentifier, goal_scores, ranks_from_scores
 
 # %% auto #0

@@ -16,7 +16,8 @@ from ..data import PeopleDataset
 from .hybrid import LEXICAL_WEIGHTS, PAIR_DISTANCES, HybridReidentifier, fit_lexical_channel
 from .model import BiEncoder, BiEncoderConfig
 from .neural import NeuralReidentifier
-from .training import TrainingConfig, run_directory, train_reidentifier
+from .training import TrainingConfig
+from .training_run import run_directory, train_reidentifier
 from ..reidentifier import BM25Reidentifier, Reidentifier
 
 logger = get_logger("deid_nb.nn_deid.registry")

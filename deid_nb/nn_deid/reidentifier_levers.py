@@ -22,7 +22,7 @@ from ..core import get_artifacts_dir
 from ..data import PeopleDataset
 from ..masking import mask_fraction_of_types
 from ..reidentifier import Reidentifier
-from .training import run_directory
+from .training_run import run_directory
 from .neural import NeuralReidentifier
 from .hybrid import HybridReidentifier, channel_conditions, fitted_lexical_weight, lexical_weight_table
 from deid_nb.nn_deid.registry import (

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..core import MASK_TOKEN, atomic_path, atomic_write, get_logger
 from ..encoders import device_setting, device_summary
-from ..people import DataError, PeopleDataset, people_from_table
+from ..people import DataError, PeopleDataset
+from ..tables import people_from_table
 from ..baselines import IDF_BASELINES, dataset_idf, redact_people
 from ..site import build_site, store_chapter_outputs
 from ..infill.retrieval import DenseReranker

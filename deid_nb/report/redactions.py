@@ -16,7 +16,8 @@ from typing import Sequence
 import pandas as pd
 
 from ..core import MASK_ALIASES, MASK_TOKEN, WORD_PATTERN
-from ..people import DataError, Person, jsonl_records
+from ..people import DataError, Person
+from ..tables import jsonl_records
 
 # %% auto #0
 __all__ = ['PLACEHOLDER_TAG', 'placeholder_pattern', 'check_placeholders', 'aligned_changes', 'spans_changes', 'masked_words',
