@@ -13,7 +13,7 @@ from deid_nb.nn_deid.batch import ShardWorker, deidentify_shards, find_shards
 from deid_nb.nn_deid.deidentifier import Deidentifier
 from deid_nb.people import make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier
-from deid_nb.report.cli import main
+from deid_nb.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PEOPLE = make_synthetic_people(12)

@@ -20,10 +20,10 @@ from deid_nb.core import WORD_PATTERN
 from deid_nb.data import load_dataset
 from deid_nb.nn_deid.deidentifier import Deidentifier
 from deid_nb.reidentifier import BM25Reidentifier
-from deid_nb.report import cli, commands
+from deid_nb import cli, commands
 from deid_nb.report.card import background_retriever, report_card
 from deid_nb.report.redactions import read_redaction
-from deid_nb.report.cli import main
+from deid_nb.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PEOPLE = load_dataset("wikibio_2000").people[:8]
@@ -386,7 +386,7 @@ def test_debug_shows_the_traceback(folder):
         main(["--debug", "redact", str(folder / "nobody.csv"), "--method", "lexical", "-o", str(folder / "x.jsonl")])
 
 
-@pytest.mark.parametrize("module", ["deid_nb", "deid_nb.report.cli"])
+@pytest.mark.parametrize("module", ["deid_nb", "deid_nb.cli"])
 def test_python_m_runs_the_program(folder, module):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     shown = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, env=env)
@@ -437,8 +437,8 @@ def test_a_command_imports_its_module_when_it_runs(folder):
     "The sub-command's `module:function` is imported at dispatch: a bad table is still one line, exit status 1."
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     code = (
-        "import sys; from deid_nb.report.cli import main; status = main(sys.argv[1:]); "
-        "print(status, 'deid_nb.report.commands' in sys.modules, 'torch' in sys.modules)"
+        "import sys; from deid_nb.cli import main; status = main(sys.argv[1:]); "
+        "print(status, 'deid_nb.commands' in sys.modules, 'torch' in sys.modules)"
     )
     shown = subprocess.run(
         [sys.executable, "-c", code, "verify", str(folder / "nobody.jsonl"), "--model", str(folder)],

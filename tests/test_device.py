@@ -28,7 +28,7 @@ from deid_nb.adversarial.word_embeddings import random_embeddings
 from deid_nb.core import resolve_device
 from deid_nb.data import PeopleDataset, make_synthetic_people
 from deid_nb.encoders import TINY_ENCODER, device_summary
-from deid_nb.report.cli import main
+from deid_nb.cli import main
 
 CUDA = torch.cuda.is_available()
 

@@ -19,7 +19,7 @@ from deid_nb.reproduce import experiment_notebooks
 from deid_nb.site import build_site, mathjax_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = ["03_masking", "09b_site", "13_hybrid", "21_table2_pareto"]
+QUICK = ["03_masking", "93a_site", "13_hybrid", "21_table2_pareto"]
 TRACKED = ("nbs", "figures")
 
 
@@ -89,7 +89,7 @@ def test_no_warning_boxes_and_no_directives(site):
 
 
 def test_library_chapter_shows_code_and_stored_outputs(site):
-    page = html.unescape(re.sub(r"<[^>]+>", "", (site / "09b_site.html").read_text(encoding="utf-8")))
+    page = html.unescape(re.sub(r"<[^>]+>", "", (site / "93a_site.html").read_text(encoding="utf-8")))
     assert (
         "def build_site(" in page and "import json, tempfile" not in page
     )  # an exported cell shown, the hidden one not
@@ -113,7 +113,7 @@ def test_search_index_and_api_reference(site):
         dotted = ".".join(module.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         for name in eval(names.group(1)):
             assert f'id="{dotted}.{name}"' in api, f"{dotted}.{name} is not in the API reference"
-    assert 'href="09b_site.html"' in api
+    assert 'href="93a_site.html"' in api
 
 
 def test_offline(site):

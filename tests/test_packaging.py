@@ -50,7 +50,7 @@ def test_settings_drive_setup_and_console_script():
     ):
         assert needed in cfg["DEFAULT"][f"{key}_requirements"].split()
     assert not {"papermill", "jupyterlab", "seaborn", "textattack==0.3.11"} & set(requirements)
-    assert cfg["DEFAULT"]["console_scripts"] == "deid-nb=deid_nb.report.cli:main"
+    assert cfg["DEFAULT"]["console_scripts"] == "deid-nb=deid_nb.cli:main"
     result = subprocess.run([str(BIN / "deid-nb"), "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "reproduce" in result.stdout
 
