@@ -16,7 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from .core import atomic_write, get_logger
-from .readme import DATASET_TITLES
+from .results_catalogue import DATASET_TITLES
 
 logger = get_logger("deid_nb.pages")
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import multiprocessing
 import os
@@ -15,156 +14,28 @@ import sys
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastcore.basics import patch
-from .core import atomic_write, cache_root, get_data_dir, get_figures_dir, get_logger
-from .experiments import PROFILES, code_version
-from .readme import headline_markdown, record_timing, update_readme, write_result_pages
+from .core import atomic_write, cache_root, get_figures_dir, get_logger
+from .readme import headline_markdown, update_readme
+from .results_pages import record_timing, write_result_pages
+from deid_nb.run_plan import (
+    Experiment,
+    ReproduceError,
+    RunPlan,
+    check_overrides,
+    done_marker,
+    experiment_notebooks,
+    is_done,
+    select,
+    task_fingerprint,
+)
 
 logger = get_logger("deid_nb.reproduce")
 
 # %% auto #0
-__all__ = ['logger', 'Experiment', 'experiment_notebooks', 'RunPlan', 'ReproduceError', 'select', 'check_overrides',
-           'data_fingerprint', 'task_fingerprint', 'is_done', 'run_notebook', 'reproduce', 'run_reproduce']
-
-# %% ../nbs/91a_reproduce.ipynb #1b5ee536
-@dataclass(frozen=True)
-class Experiment:
-    "An experiment notebook and the datasets it declares."
-
-    path: Path
-    datasets: tuple[str, ...]
-    needs: tuple[str, ...] = ()  # experiment notebooks whose outputs (trained models, cached runs) this one reads
-    minutes: float | dict = field(
-        default=0, hash=False
-    )  # rough default-profile run time on 2 cores (per dataset, or one number): orders a parallel run
-    sizes: tuple[str, ...] = ()  # the run sizes its `overrides` parameter may set
-
-    @property
-    def name(self) -> str:
-        return self.path.stem
-
-
-def _declaration(path: Path) -> dict | None:
-    "The notebook's `deid_nb` metadata when it declares an experiment, else None."
-    declared = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("deid_nb", {})
-    return declared if declared.get("experiment") else None
-
-# %% ../nbs/91a_reproduce.ipynb #8a79d303
-def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
-    "The experiment notebooks declared in `nbs_dir`, sorted by name (= dependency order)."
-    nbs_dir = Path(nbs_dir or cache_root() / "nbs")
-    if not nbs_dir.is_dir():
-        raise FileNotFoundError(
-            f"{nbs_dir}: no notebooks folder (run from a source checkout of deid_nb, or pass --nbs-dir)"
-        )
-    found = [(p, _declaration(p)) for p in sorted(nbs_dir.glob("*.ipynb"))]
-    experiments = [
-        Experiment(
-            p,
-            tuple(d.get("datasets") or ("none",)),
-            tuple(d.get("needs") or ()),
-            d.get("minutes") or 0,
-            tuple(d.get("sizes") or ()),
-        )
-        for p, d in found
-        if d is not None
-    ]
-    names = [e.name for e in experiments]
-    for e in experiments:
-        for need in e.needs:
-            if need not in names or need >= e.name:
-                raise ValueError(
-                    f"{e.path.name}: needs {need!r}, which is not an earlier experiment notebook ({', '.join(names)})"
-                )
-    return experiments
-
-# %% ../nbs/91a_reproduce.ipynb #a33ed6c9
-@dataclass
-class RunPlan:
-    "The (experiment notebook, dataset) tasks to execute, and where outputs go."
-
-    experiments: list[Experiment]
-    profile: str = "default"
-    datasets: tuple[str, ...] | None = None  # only these of each notebook's datasets (None: all it declares)
-    runs_dir: Path = field(default_factory=lambda: cache_root() / "runs")
-    overrides: dict = field(
-        default_factory=dict
-    )  # run sizes set in every notebook (each must declare them: `check_overrides`)
-    seed: int | None = None  # every notebook's `seed` parameter (None: each notebook's own)
-
-    def tasks(self) -> list[tuple[Path, str]]:
-        "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets."
-        return [
-            (e.path, d) for e in self.experiments for d in e.datasets if self.datasets is None or d in self.datasets
-        ]
-
-    def output_path(self, notebook: Path, dataset_name: str) -> Path:
-        "Where the executed copy of `notebook` for `dataset_name` is kept."
-        return Path(self.runs_dir) / self.profile / f"{notebook.stem}__{dataset_name}.ipynb"
-
-# %% ../nbs/91a_reproduce.ipynb #97cf52fd
-class ReproduceError(RuntimeError):
-    "A bad selection, or an experiment notebook that failed (the message names the notebook, the dataset and the cell)."
-
-
-def select(
-    experiments: list[Experiment], only: list[str] | None = None, datasets: list[str] | None = None
-) -> list[Experiment]:
-    "The experiments whose name contains one of `only` (all without it); unknown selections are errors."
-    names, declared = [e.name for e in experiments], sorted({d for e in experiments for d in e.datasets})
-    unmatched = [o for o in only or [] if not any(o in n for n in names)]
-    if unmatched:
-        raise ReproduceError(f"--only {unmatched} matches no experiment notebook; they are: {', '.join(names)}")
-    unknown = sorted(set(datasets or []) - set(declared))
-    if unknown:
-        raise ReproduceError(f"--datasets {unknown}: no experiment declares them; declared: {', '.join(declared)}")
-    chosen = [e for e in experiments if not only or any(o in e.name for o in only)]
-    return [e for e in chosen if not datasets or set(e.datasets) & set(datasets)]
-
-# %% ../nbs/91a_reproduce.ipynb #c5e1a9b3
-def check_overrides(plan: RunPlan):
-    "A `ReproduceError` naming each notebook of `plan` that does not declare every run size `plan.overrides` sets."
-    missing = {e: sorted(set(plan.overrides) - set(e.sizes)) for e in plan.experiments}
-    refused = [
-        f"{e.name} has no {', '.join(map(repr, names))} (its sizes: {', '.join(e.sizes) or 'none'})"
-        for e, names in missing.items()
-        if names
-    ]
-    if refused:
-        raise ReproduceError(f"--overrides: {'; '.join(refused)}; choose the notebooks with --only")
-
-# %% ../nbs/91a_reproduce.ipynb #7254a795
-def data_fingerprint(data_dir: str | Path | None = None) -> str:
-    "A short hash of the data directory's path and of its files' names, sizes and modification times."
-    root, digest = get_data_dir(data_dir), hashlib.sha256()
-    digest.update(str(root).encode())
-    for path in sorted(root.rglob("*")) if root.is_dir() else []:
-        if path.is_file():
-            stat = path.stat()
-            digest.update(f"{path.relative_to(root)}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:16]
-
-
-def task_fingerprint(notebook: Path, parameters: dict) -> str:
-    "Hash of the notebook's cell sources, the injected parameters, the package's code and the data files."
-    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
-    source = json.dumps(
-        [["".join(c["source"]) for c in cells], parameters, code_version(), data_fingerprint()], sort_keys=True
-    )
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-def _marker(output: Path) -> Path:
-    return output.with_suffix(".done.json")
-
-# %% ../nbs/91a_reproduce.ipynb #a09565a9
-def is_done(output: Path, fingerprint: str) -> bool:
-    "Whether the task writing `output` finished with this fingerprint."
-    marker = _marker(output)
-    return marker.exists() and json.loads(marker.read_text()).get("fingerprint") == fingerprint
+__all__ = ['logger', 'run_notebook', 'reproduce', 'run_reproduce']
 
 # %% ../nbs/91a_reproduce.ipynb #35a8ea65
 def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: bool = True) -> float:
@@ -173,7 +44,9 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     from papermill.exceptions import PapermillExecutionError
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    _marker(output).unlink(missing_ok=True)  # the output is about to be overwritten: it is not done until the run ends
+    done_marker(output).unlink(
+        missing_ok=True
+    )  # the output is about to be overwritten: it is not done until the run ends
     start = time.time()
     try:
         papermill.execute_notebook(
@@ -192,7 +65,7 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
             f"  the executed notebook is kept at {output}"
         ) from None
     seconds = time.time() - start
-    with atomic_write(_marker(output)) as f:
+    with atomic_write(done_marker(output)) as f:
         json.dump(
             {
                 "fingerprint": task_fingerprint(notebook, parameters),
@@ -220,7 +93,7 @@ def needs(self: RunPlan) -> dict[tuple[Path, str], list[tuple[Path, str]]]:
 @patch
 def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
     "How long the task took last time (its marker), else the notebook's declared `minutes` estimate; only orders a parallel run."
-    marker = _marker(self.output_path(notebook, dataset_name))
+    marker = done_marker(self.output_path(notebook, dataset_name))
     if marker.exists():
         return float(json.loads(marker.read_text()).get("seconds", 0))
     minutes = next(e for e in self.experiments if e.path == notebook).minutes
@@ -329,7 +202,7 @@ def reproduce(
                 "notebook": notebook.stem,
                 "dataset": dataset,
                 "status": "reused",
-                "seconds": json.loads(_marker(output).read_text())["seconds"],
+                "seconds": json.loads(done_marker(output).read_text())["seconds"],
             }
     waiting = [t for t in tasks if t not in records]
     run = _run_in_order if jobs <= 1 else _run_at_once

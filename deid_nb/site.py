@@ -5,7 +5,6 @@
 # %% ../nbs/93a_site.ipynb #c503df70
 from __future__ import annotations
 
-import ast
 import difflib
 import html
 import importlib.util
@@ -17,18 +16,17 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter
 
-import deid_nb
+from .api_reference import api_entries, api_notebook
 from .core import atomic_write, cache_root, get_data_dir, get_logger
 from .pages import execute_chapter, page_cells, store_outputs, with_committed_results
-from .reproduce import RunPlan, experiment_notebooks
+from .run_plan import RunPlan, experiment_notebooks
 
 logger = get_logger("deid_nb.site")
 
 # %% auto #0
 __all__ = ['logger', 'BLOCKS', 'SIDEBAR_CSS', 'SEARCH_BOX', 'MATHJAX', 'SEARCH_CHARS', 'SEARCH_JS', 'block_of', 'page_title',
            'page_sources', 'sidebar', 'rooted', 'mathjax_dir', 'render_page', 'site_links', 'render_results_pages',
-           'search_entry', 'write_search', 'module_entries', 'api_entries', 'api_notebook', 'changed_cells',
-           'stale_run_note', 'build_site', 'store_chapter_outputs']
+           'search_entry', 'write_search', 'changed_cells', 'stale_run_note', 'build_site', 'store_chapter_outputs']
 
 # %% ../nbs/93a_site.ipynb #a8bd68e6
 BLOCKS = (
@@ -184,108 +182,6 @@ def write_search(out_dir: Path, entries: list[dict]) -> list[Path]:
         with atomic_write(Path(out_dir) / name, encoding="utf-8") as f:
             f.write(text)
     return [Path(out_dir) / name for name in files]
-
-# %% ../nbs/93a_site.ipynb #9b5e0006
-def _signature(node: ast.AST) -> str:
-    "A function's parameters, a class's (its dataclass fields, its `__init__`'s less `self`, else its bases), or a constant's value."
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        node.args.args = node.args.args[
-            any(getattr(d, "id", "") == "patch" for d in node.decorator_list) :
-        ]  # a @patch method's `self`
-        return f"({ast.unparse(node.args)})"
-    if isinstance(node, ast.ClassDef):
-        fields = [
-            f"{ast.unparse(n.target)}: {ast.unparse(n.annotation)}" + (f" = {ast.unparse(n.value)}" if n.value else "")
-            for n in node.body
-            if isinstance(n, ast.AnnAssign)
-        ]
-        init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        if init and not fields:
-            init.args.args = init.args.args[1:]  # `self` (the tree is this call's own)
-            return f"({ast.unparse(init.args)})"
-        return f"({', '.join(fields or map(ast.unparse, node.bases))})"
-    value = ast.unparse(node.value) if getattr(node, "value", None) is not None else ""
-    return f" = {value[:77]}…" if len(value) > 80 else f" = {value}"
-
-# %% ../nbs/93a_site.ipynb #9b5e0007
-def _definitions(tree: ast.Module) -> dict[str, ast.AST]:
-    "{name: node} of a module's top-level functions, classes and assignments."
-    found = {}
-    for node in tree.body:
-        targets = getattr(node, "targets", [getattr(node, "target", None)])
-        names = [node.name] if hasattr(node, "name") else [t.id for t in targets if isinstance(t, ast.Name)]
-        found.update(dict.fromkeys(names, node))
-    return found
-
-
-def _first_line(node: ast.AST, lines: list[str]) -> str:
-    "The first line of a definition's docstring, or the comment beside a constant."
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return (ast.get_docstring(node) or "").strip().split("\n")[0]
-    return lines[node.lineno - 1].split("  # ", 1)[1].strip() if "  # " in lines[node.lineno - 1] else ""
-
-# %% ../nbs/93a_site.ipynb #9b5e000e
-def module_entries(module: Path, package_dir: Path) -> list[dict]:
-    "The API entries of one module: every name of its `__all__` and every `@patch`ed method, with signature, docstring line and chapter."
-    text = module.read_text(encoding="utf-8")
-    chapter = re.search(r"File to edit: (?:\.\./)+nbs/([\w.-]+)\.ipynb", text[:800])
-    tree, lines = ast.parse(text), text.splitlines()
-    defined = _definitions(tree)
-    dotted = ".".join(Path(module).relative_to(Path(package_dir).parent).with_suffix("").parts).removesuffix(
-        ".__init__"
-    )
-    public = ast.literal_eval(defined["__all__"].value) if "__all__" in defined else []
-    patched = [
-        n
-        for n in tree.body
-        if isinstance(n, ast.FunctionDef) and any(getattr(d, "id", "") == "patch" for d in n.decorator_list)
-    ]
-    entries = [(name, defined.get(name)) for name in public] + [
-        (f"{ast.unparse(n.args.args[0].annotation)}.{n.name}", n)
-        for n in patched
-        if not n.name.startswith("_") and n.args.args and n.args.args[0].annotation
-    ]
-    return [
-        {
-            "module": dotted,
-            "name": name,
-            "chapter": chapter.group(1) if chapter else "",
-            "signature": _signature(node) if node else "",
-            "doc": _first_line(node, lines) if node else f"`from {dotted} import {name}`",
-        }
-        for name, node in entries
-    ]
-
-# %% ../nbs/93a_site.ipynb #9b5e0008
-def api_entries(package_dir: Path | None = None) -> list[dict]:
-    "Every public name of the package (`deid_nb` unless `package_dir` is another), its modules in the order of their chapters."
-    package_dir = Path(package_dir or Path(deid_nb.__file__).parent)
-    modules = [m for m in package_dir.rglob("*.py") if m.name not in ("_modidx.py", "__main__.py")]
-    entries = [e for m in modules for e in module_entries(m, package_dir)]
-    return sorted(entries, key=lambda e: (e["chapter"], e["module"]))
-
-
-def api_notebook(entries: list[dict], titles: dict[str, str]) -> nbformat.NotebookNode:
-    "The API reference as a notebook of Markdown: a section per module, linked to its chapter (`titles`: {notebook stem: title})."
-    cells = [
-        nbformat.v4.new_markdown_cell(
-            "# API reference\n> Every public name of `deid_nb`, by module in the order of the chapters: its "
-            "signature and the first line of its docstring. Each module links to the chapter that explains it."
-        )
-    ]
-    for module in dict.fromkeys(e["module"] for e in entries):
-        mine = [e for e in entries if e["module"] == module]
-        lines = [
-            f"## `{module}` — [{titles.get(mine[0]['chapter'], mine[0]['chapter'])}]({mine[0]['chapter']}.html)",
-            "",
-        ]
-        lines += [
-            f'- <a id="{module}.{e["name"]}"></a>**`{e["name"]}`**`{e["signature"]}`'
-            + (f" — {e['doc']}" if e["doc"] else "")
-            for e in mine
-        ]
-        cells.append(nbformat.v4.new_markdown_cell("\n".join(lines)))
-    return nbformat.v4.new_notebook(cells=cells)
 
 # %% ../nbs/93a_site.ipynb #63ff9b6a
 def changed_cells(notebook: Path, executed: Path) -> int:

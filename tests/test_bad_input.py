@@ -39,7 +39,8 @@ from deid_nb.nn_deid.model import (
 )
 from deid_nb.people import DataError
 from deid_nb.reidentifier import WordOverlapReidentifier
-from deid_nb.reproduce import RunPlan, experiment_notebooks, is_done, reproduce, task_fingerprint
+from deid_nb.reproduce import reproduce
+from deid_nb.run_plan import RunPlan, experiment_notebooks, is_done, task_fingerprint
 from deid_nb.cli import main
 from deid_nb.sanitize.tab_corpus import parse_tab_document
 from deid_nb.sanitize.tab_metrics import TabScorer

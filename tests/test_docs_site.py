@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from deid_nb.pages import with_committed_results
-from deid_nb.reproduce import experiment_notebooks
+from deid_nb.run_plan import experiment_notebooks
 from deid_nb.site import build_site, mathjax_dir
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """The front door and the results pages: a README written by a person, short, with one generated block; the results on
-their own pages beside the figures, exactly what `deid_nb.readme` writes from the committed tables."""
+their own pages beside the figures, exactly what `deid_nb.results_pages` and `deid_nb.readme` write from the committed tables."""
 
 import re
 from pathlib import Path
@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from deid_nb.experiments import SYSTEMS
-from deid_nb.readme import headline_markdown, markers, result_pages
+from deid_nb.readme import headline_markdown, markers
+from deid_nb.results_pages import result_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "figures"
@@ -57,8 +58,8 @@ def test_readme_links_resolve():
 
 @pytest.mark.parametrize("path", sorted(result_pages(FIGURES)), ids=lambda p: p.relative_to(FIGURES).as_posix())
 def test_results_pages_are_up_to_date(path):
-    "Each committed page is what `deid_nb.readme.write_result_pages` writes from the committed files (rerun it after a change)."
-    assert path.exists(), f"{path} is missing: run deid_nb.readme.write_result_pages('figures')"
+    "Each committed page is what `deid_nb.results_pages.write_result_pages` writes from the committed files (rerun it after a change)."
+    assert path.exists(), f"{path} is missing: run deid_nb.results_pages.write_result_pages('figures')"
     assert path.read_text(encoding="utf-8") == result_pages(FIGURES)[path]
 
 
