@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh machine:
-#   make reproduce   regenerate every table and figure (papermill, default profile)
+#   make reproduce   regenerate every table and figure (papermill, default size)
 #   make test        nbdev_test over the notebooks (quick parameters) + pytest tests/
 #   make docs        the docs site in _site/, running nothing (experiments show the committed tables and figures)
 SHELL := /bin/bash
@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 #   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
-PROFILE ?= default
+SIZE ?= default
 # Notebooks executed at once by make reproduce, each kernel with its share of the cores (1: one at a time with every core,
 # fastest on 2 cores, where each notebook keeps both busy; more pays on machines with more cores).
 JOBS ?= 1
@@ -44,7 +44,7 @@ test: install
 	$(BIN)/python -m pytest -q tests
 
 reproduce: install
-	$(BIN)/deid-nb reproduce --profile $(PROFILE) --jobs $(JOBS)
+	$(BIN)/deid-nb reproduce --size $(SIZE) --jobs $(JOBS)
 
 # The docs site in _site/, running nothing (nbconvert; `nbdev_docs` with nbs/_quarto.yml where a quarto binary is installed):
 # library chapters with the outputs stored in them (`deid-nb docs --store-outputs` refreshes them, slow cells skipped),

@@ -2,7 +2,7 @@
 
 1. **train**: a re-identifier (the packaged MiniLM bi-encoder, `train_reidentifier`) for one short epoch on a WikiBio-2000 subset;
 2. **table 2 (quick)**: NN DeID (`deidentify`, approximate search, K=1) of a few test documents against that model, with the
-   % of words masked and the share certified (the quick profile of Table 2, much smaller);
+   % of words masked and the share certified (the quick size of Table 2, much smaller);
 3. **search benchmark**: the approximate and the exact greedy search on the same documents to `--k` (as `search_speed.py`).
 
 Every step runs on `--device` (default: CUDA) and then on the CPU, from the same seed; it prints one table of seconds and the

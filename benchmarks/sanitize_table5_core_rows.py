@@ -4,7 +4,7 @@ Mask all, LM probabilities (SmolLM2 features, logistic regression, 5-fold CV by 
 the paper's 453-bio BERT-large span rows), perturbation on the first 23 documents (cached by
 benchmarks/sanitize_perturbation.py) beside mask-all on the same documents, and the stacked ensemble (100 trees).
 TAB metrics with the md tagger; P_w is the SmolLM2 surprisal weighting. A quick way to the headline numbers on 2 shared
-cores when the full notebook (nbs/36_table5_indicators.ipynb, profile "default") does not fit the time budget.
+cores when the full notebook (nbs/36_table5_indicators.ipynb, size "default") does not fit the time budget.
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/sanitize_table5_core_rows.py
 """

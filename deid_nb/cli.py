@@ -65,7 +65,7 @@ CHOICES = {  # option: the names it accepts (each the library's; checked in 94a_
         "scrubadub",
     ),  # deid_nb.baselines.BASELINES
     "level": ("L1", "L2", "L3", "L3P", "L4"),  # deid_nb.infill.knowledge_base.KNOWLEDGE_LEVELS
-    "profile": ("quick", "default"),  # deid_nb.experiments.PROFILES
+    "size": ("quick", "default"),  # deid_nb.experiments.SIZE_NAMES
 }
 DEFAULT_REIDENTIFIER, ZERO_SHOT = "nn_unfrozen_bm25", "minilm_zero_shot"  # deid_nb.nn_deid.registry's
 
@@ -238,7 +238,10 @@ def _json_object(text: str) -> dict:
 def add_reproduce_command(commands) -> argparse.ArgumentParser:
     run = commands.add_parser("reproduce", help="execute the experiment notebooks with papermill")
     run.add_argument(
-        "--profile", choices=CHOICES["profile"], default="default", help="quick: smoke sizes; default: the results"
+        "--size",
+        choices=CHOICES["size"],
+        default="default",
+        help="the run size: quick (smoke) or default (the results)",
     )
     run.add_argument(
         "--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)"
@@ -277,7 +280,7 @@ def add_docs_command(commands) -> argparse.ArgumentParser:
     )
     run.add_argument("-o", "--output", default="_site", help="the site's folder (default: _site)")
     run.add_argument(
-        "--profile", default="default", help="render experiment notebooks as executed by this profile's run"
+        "--size", default="default", help="render experiment notebooks as executed by the run of this size"
     )
     run.add_argument(
         "--execute",

@@ -328,7 +328,7 @@ def run_report(args: argparse.Namespace) -> int:
 def run_docs(args: argparse.Namespace) -> int:
     stored = store_chapter_outputs(only=args.only) if args.store_outputs else []
     print("".join(f"outputs stored: {path.name}\n" for path in stored), end="")
-    index = build_site(args.output, profile=args.profile, execute=args.execute, only=args.only)
+    index = build_site(args.output, size=args.size, execute=args.execute, only=args.only)
     print(f"docs site: {index}")
     return 0
 

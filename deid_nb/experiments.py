@@ -5,14 +5,16 @@
 # %% ../nbs/07_experiments.ipynb #76bfba56
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import hashlib
 import json
 import multiprocessing
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,16 +35,16 @@ from .data import Person
 logger = get_logger("deid_nb.experiments")
 
 # %% auto #0
-__all__ = ['logger', 'PROFILES', 'SYSTEMS', 'apply_overrides', 'run_size', 'profile_name', 'outputs_dir', 'results_dir',
+__all__ = ['logger', 'SIZE_NAMES', 'SYSTEMS', 'apply_overrides', 'run_size', 'size_name', 'outputs_dir', 'results_dir',
            'markdown_table', 'save_table', 'save_figure', 'cached_json', 'cached_frame', 'parallel_map', 'source_hash',
-           'code_version', 'results_key']
+           'imported_modules', 'module_closure', 'code_version', 'results_key']
 
 # %% ../nbs/07_experiments.ipynb #dd172bb4
-PROFILES = ("quick", "default")
+SIZE_NAMES = ("quick", "default")
 
 
 def apply_overrides(
-    sizes,  # one profile's sizes: a dataclass instance (its `name` is not a size) or a dict
+    sizes,  # the sizes of one run size: a dataclass instance (its `name` is not a size) or a dict
     overrides: Mapping | None,  # {size: value}: an experiment notebook's `overrides` parameter
 ):
     "`sizes` with `overrides` applied (a new instance or dict); a name that is not one of the sizes is an error naming it."
@@ -57,47 +59,47 @@ def apply_overrides(
 
 # %% ../nbs/07_experiments.ipynb #3c6a1e07
 def run_size(
-    sizes: Mapping[str, object],  # {profile name: a dataclass instance or a dict of sizes}
-    profile: str | object,  # a profile name, or a sizes instance (passed through)
+    sizes: Mapping[str, object],  # {size name: a dataclass instance or a dict of sizes}
+    size: str | object,  # a size name, or a sizes instance (passed through)
     overrides: Mapping | None = None,  # {size: value} applied on top
 ):
-    "The run sizes of `profile`, with `overrides` applied (`apply_overrides`: unknown names are errors)."
-    chosen = profile if dataclasses.is_dataclass(profile) else sizes.get(profile)
+    "The run sizes of `size`, with `overrides` applied (`apply_overrides`: unknown names are errors)."
+    chosen = size if dataclasses.is_dataclass(size) else sizes.get(size)
     if chosen is None:
-        raise ValueError(f"unknown experiment profile {profile!r}; choose one of {sorted(sizes)}")
+        raise ValueError(f"unknown experiment size {size!r}; choose one of {sorted(sizes)}")
     return apply_overrides(chosen, overrides)
 
 
-def profile_name(profile: str | object) -> str:
-    "The profile's name: the string itself, or a sizes instance's `name`."
-    return profile if isinstance(profile, str) else profile.name
+def size_name(size: str | object) -> str:
+    "The run size's name: the string itself, or a sizes instance's `name`."
+    return size if isinstance(size, str) else size.name
 
 # %% ../nbs/07_experiments.ipynb #757443b4
 SYSTEMS = ("data", "nn_deid", "sanitize", "infill", "adversarial", "report")  # figures/<system>/, one results page each
 
 
 def outputs_dir(
-    profile: str | object,
+    size: str | object,
     system: str,  # one of SYSTEMS: the folder (and results page) the outputs belong to
     artifacts_dir=None,
     figures_dir=None,
 ) -> Path:
-    "`figures/<system>/` for the default profile; `artifacts/quick_figures/<system>/` otherwise (created)."
+    "`figures/<system>/` for the default size; `artifacts/quick_figures/<system>/` otherwise (created)."
     if system not in SYSTEMS:
         raise ValueError(f"unknown system {system!r}; tables and figures go to one of {list(SYSTEMS)}")
-    default = profile_name(profile) == "default"
+    default = size_name(size) == "default"
     path = (get_figures_dir(figures_dir) if default else get_artifacts_dir(artifacts_dir) / "quick_figures") / system
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def results_dir(dataset_name: str, profile: str | object, artifacts_dir=None) -> Path:
-    "`artifacts/results/{dataset_name}/{profile}/`, created."
+def results_dir(dataset_name: str, size: str | object, artifacts_dir=None) -> Path:
+    "`artifacts/results/{dataset_name}/{size}/`, created."
     path = (
         get_artifacts_dir(artifacts_dir)
         / "results"
         / safe_name(dataset_name, "dataset name")
-        / safe_name(profile_name(profile), "profile")
+        / safe_name(size_name(size), "run size")
     )
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -116,7 +118,7 @@ def save_table(
     table: pd.DataFrame,  # the table; its index is dropped (reset it first to keep it)
     stem: str,  # file name without extension, e.g. "table1"; the dataset name is appended
     dataset_name: str,
-    profile: str | object,
+    size: str | object,
     *,
     system: str,  # one of SYSTEMS: written to its folder
     digits: int = 1,
@@ -124,7 +126,7 @@ def save_table(
 ) -> tuple[Path, Path]:
     "Write `{stem}_{dataset_name}.csv` and `.md` atomically into the system's outputs folder; returns both paths."
     folder, stem = (
-        Path(outputs) if outputs else outputs_dir(profile, system),
+        Path(outputs) if outputs else outputs_dir(size, system),
         safe_name(f"{stem}_{dataset_name}", "table name"),
     )
     csv_path, md_path = folder / f"{stem}.csv", folder / f"{stem}.md"
@@ -136,11 +138,11 @@ def save_table(
 
 
 def save_figure(
-    figure, stem: str, dataset_name: str, profile: str | object, *, system: str, outputs=None, dpi: int = 150
+    figure, stem: str, dataset_name: str, size: str | object, *, system: str, outputs=None, dpi: int = 150
 ) -> Path:
     "Save a matplotlib figure as `{stem}_{dataset_name}.png` (atomically, no software metadata) into the system's outputs folder."
     path = (
-        Path(outputs) if outputs else outputs_dir(profile, system)
+        Path(outputs) if outputs else outputs_dir(size, system)
     ) / f"{safe_name(f'{stem}_{dataset_name}', 'figure name')}.png"
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
@@ -210,7 +212,7 @@ def parallel_map(
     finally:
         _PARALLEL_ITEMS = []
 
-# %% ../nbs/07_experiments.ipynb #1bff3408
+# %% ../nbs/07_experiments.ipynb #101a4d7a
 def source_hash(root: str | Path) -> str:
     "A short SHA-256 of the Python sources under `root` (generated `_modidx.py` excluded)."
     digest = hashlib.sha256()
@@ -219,11 +221,90 @@ def source_hash(root: str | Path) -> str:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
+# %% ../nbs/07_experiments.ipynb #ab2214e0
+_NAMED_MODULE = (
+    r"{package}(?:\.\w+)+(?::\w+)?"  # a module named in a string, for importlib (`deid_nb.commands:run_docs`)
+)
 
+
+def imported_modules(
+    source: str,  # Python source (IPython magics and shell lines are skipped)
+    package: str = "deid_nb",
+    within: str | None = None,  # the module `source` is, for its relative imports (`deid_nb.nn_deid.search`)
+) -> set[str]:
+    "The dotted names `source` imports from `package` (a name imported from a module is not returned, a submodule is)."
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # not Python: the import lines are still read
+        return set(re.findall(rf"^\s*(?:from|import)\s+({package}[\w.]*)", code, re.M))
+    found, named = set(), re.compile(_NAMED_MODULE.format(package=package))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == package}
+        elif isinstance(node, ast.ImportFrom):
+            parts = (within or "").split(".")
+            base = parts[: len(parts) - node.level] if node.level else []
+            name = ".".join(base + ([node.module] if node.module else []))
+            if name.split(".")[0] == package:
+                found |= {name} | {f"{name}.{a.name}" for a in node.names}  # `from deid_nb import x`: x may be a module
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and named.fullmatch(node.value):
+            found.add(node.value.split(":")[0])
+    return found
+
+# %% ../nbs/07_experiments.ipynb #5483af22
+def _source_file(module: str, root: Path) -> Path | None:
+    "The file of dotted `module` under the package folder `root` (a module or a package's `__init__.py`), None if none."
+    base = root.joinpath(*module.split(".")[1:])
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def _lazy_exports(root: Path) -> dict[str, str]:
+    "{name: module} of the package's lazy re-exports (`_EXPORTS` in its root `__init__.py`; {} without one)."
+    init = root / "__init__.py"
+    for node in ast.parse(init.read_text(encoding="utf-8")).body if init.is_file() else []:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_EXPORTS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def module_closure(modules: Iterable[str], package_dir: str | Path | None = None) -> list[Path]:
+    "The source files of `modules` and of every package module they import, directly or not; sorted."
+    root = Path(package_dir or Path(deid_nb.__file__).resolve().parent)
+    exports, seen, todo = _lazy_exports(root), set(), list(modules)
+    while todo:
+        parts = todo.pop().split(".")
+        if len(parts) == 2 and parts[1] in exports:
+            todo.append(exports[parts[1]])
+        for i in range(1, len(parts) + 1):  # deid_nb, deid_nb.nn_deid, deid_nb.nn_deid.search: each runs on import
+            path = _source_file(".".join(parts[:i]), root)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            if path != root / "__init__.py":
+                within = ".".join(parts[:i]) + (".__init__" if path.name == "__init__.py" else "")
+                todo += imported_modules(path.read_text(encoding="utf-8"), root.name, within)
+    return sorted(seen)
+
+# %% ../nbs/07_experiments.ipynb #68ff688e
 @functools.lru_cache(maxsize=1)
-def code_version() -> str:
-    "`source_hash` of the installed `deid_nb` package (once per process)."
-    return source_hash(Path(deid_nb.__file__).resolve().parent)
+def _package_version(root: Path) -> str:
+    return source_hash(root)
+
+
+def code_version(
+    modules: Iterable[str] | None = None,  # dotted module names; None: the whole package
+    package_dir: str | Path | None = None,  # the package folder (default: the installed `deid_nb`)
+) -> str:
+    "A short SHA-256 of the sources `modules` run (`module_closure`), or of the whole package (once per process)."
+    root = Path(package_dir or Path(deid_nb.__file__).resolve().parent)
+    if modules is None:
+        return _package_version(root) if package_dir is None else source_hash(root)
+    digest = hashlib.sha256()
+    for path in module_closure(modules, root):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def results_key(people: Sequence[Person], *extra) -> str:

@@ -103,7 +103,7 @@ def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
 def _run_in_order(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int = 1):
     "Yield (task, seconds) running `waiting` one after the other, with a progress bar over each notebook's cells."
     for i, (notebook, dataset) in enumerate(waiting, start=1):
-        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.profile)
+        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.size)
         seconds = run_notebook(
             notebook, plan.output_path(notebook, dataset), _parameters(plan, dataset), progress_bar=True
         )
@@ -177,11 +177,11 @@ def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
 
 # %% ../nbs/91a_reproduce.ipynb #6ad14440
 def _parameters(plan: RunPlan, dataset: str) -> dict:
-    "A task's papermill parameters: its dataset and profile, and the plan's overrides and seed where it sets them."
+    "A task's papermill parameters: its dataset and size, and the plan's overrides and seed where it sets them."
     chosen = {"overrides": plan.overrides} if plan.overrides else {}
     return {
         "dataset": dataset,
-        "profile": plan.profile,
+        "size": plan.size,
         **chosen,
         **({"seed": plan.seed} if plan.seed is not None else {}),
     }
@@ -222,12 +222,12 @@ def _commit(root: Path) -> str:
     return found.stdout.strip() if found.returncode == 0 else ""
 
 
-def _rewrite_results(records: list[dict], profile: str, wall_seconds: float, jobs: int):
+def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: int):
     "Record the run's time, rewrite the results pages and the README's headline (and its source nbs/index.ipynb, when present)."
     root, figures, ran = cache_root(), get_figures_dir(), sum(r["status"] == "ran" for r in records)
     record_timing(
         figures,
-        f"deid-nb reproduce --profile {profile} --jobs {jobs}",
+        f"deid-nb reproduce --size {size} --jobs {jobs}",
         f"every experiment notebook ({ran} run, {len(records) - ran} reused)",
         wall_seconds / 60,
         f"{os.cpu_count()}-core CPU",
@@ -243,11 +243,11 @@ def _rewrite_results(records: list[dict], profile: str, wall_seconds: float, job
 def _rewrite_results_if_published(
     plan: RunPlan, every: list[Experiment], records: list[dict], wall_seconds: float, jobs: int
 ):
-    "`_rewrite_results` after a complete run of the default profile at the notebooks' own sizes and seeds; else say why not."
-    if plan.profile != "default":
+    "`_rewrite_results` after a complete run of the default size at the notebooks' own sizes and seeds; else say why not."
+    if plan.size != "default":
         return
-    if len(records) == len(RunPlan(every, plan.profile).tasks()) and not plan.overrides and plan.seed is None:
-        _rewrite_results(records, plan.profile, wall_seconds, jobs)
+    if len(records) == len(RunPlan(every, plan.size).tasks()) and not plan.overrides and plan.seed is None:
+        _rewrite_results(records, plan.size, wall_seconds, jobs)
     else:
         logger.info(
             "not every notebook, or not their own sizes and seeds (--only, --datasets, --overrides, --seed): "
@@ -279,14 +279,14 @@ def run_reproduce(args: argparse.Namespace) -> int:
             raise ReproduceError(f"--jobs must be >= 1, got {args.jobs}")
         plan = RunPlan(
             chosen,
-            args.profile,
+            args.size,
             tuple(args.datasets) if args.datasets else None,
             overrides=args.overrides,
             seed=args.seed,
         )
         check_overrides(plan)
         _writable_figures_dir()
-        logger.info("reproduce: %d tasks, profile %s", len(plan.tasks()), plan.profile)
+        logger.info("reproduce: %d tasks, size %s", len(plan.tasks()), plan.size)
         start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs)
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .core import cache_root, get_data_dir
-from .experiments import code_version
+from .experiments import code_version, imported_modules
 
 # %% auto #0
 __all__ = ['Experiment', 'experiment_notebooks', 'RunPlan', 'ReproduceError', 'select', 'check_overrides', 'data_fingerprint',
-           'task_fingerprint', 'done_marker', 'is_done']
+           'notebook_modules', 'task_fingerprint', 'done_marker', 'is_done']
 
 # %% ../nbs/91_run_plan.ipynb #1b5ee536
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Experiment:
     needs: tuple[str, ...] = ()  # experiment notebooks whose outputs (trained models, cached runs) this one reads
     minutes: float | dict = field(
         default=0, hash=False
-    )  # rough default-profile run time on 2 cores (per dataset, or one number): orders a parallel run
+    )  # rough default-size run time on 2 cores (per dataset, or one number): orders a parallel run
     sizes: tuple[str, ...] = ()  # the run sizes its `overrides` parameter may set
 
     @property
@@ -75,7 +75,7 @@ class RunPlan:
     "The (experiment notebook, dataset) tasks to execute, and where outputs go."
 
     experiments: list[Experiment]
-    profile: str = "default"
+    size: str = "default"
     datasets: tuple[str, ...] | None = None  # only these of each notebook's datasets (None: all it declares)
     runs_dir: Path = field(default_factory=lambda: cache_root() / "runs")
     overrides: dict = field(
@@ -91,7 +91,7 @@ class RunPlan:
 
     def output_path(self, notebook: Path, dataset_name: str) -> Path:
         "Where the executed copy of `notebook` for `dataset_name` is kept."
-        return Path(self.runs_dir) / self.profile / f"{notebook.stem}__{dataset_name}.ipynb"
+        return Path(self.runs_dir) / self.size / f"{notebook.stem}__{dataset_name}.ipynb"
 
 # %% ../nbs/91_run_plan.ipynb #97cf52fd
 class ReproduceError(RuntimeError):
@@ -135,13 +135,22 @@ def data_fingerprint(data_dir: str | Path | None = None) -> str:
             digest.update(f"{path.relative_to(root)}|{stat.st_size}|{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
-
-def task_fingerprint(notebook: Path, parameters: dict) -> str:
-    "Hash of the notebook's cell sources, the injected parameters, the package's code and the data files."
+# %% ../nbs/91_run_plan.ipynb #36a3adf1
+def notebook_modules(notebook: Path) -> set[str]:
+    "The `deid_nb` modules the notebook's code cells import (`deid_nb.experiments.imported_modules`)."
     cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
-    source = json.dumps(
-        [["".join(c["source"]) for c in cells], parameters, code_version(), data_fingerprint()], sort_keys=True
-    )
+    return set().union(*(imported_modules("".join(c["source"])) for c in cells if c["cell_type"] == "code"))
+
+
+def task_fingerprint(
+    notebook: Path,
+    parameters: dict,  # the injected papermill parameters
+    package_dir: str | Path | None = None,  # the package folder (default: the installed `deid_nb`)
+) -> str:
+    "Hash of the notebook's cell sources, the injected parameters, the code it imports and the data files."
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
+    code = code_version(sorted(notebook_modules(notebook)), package_dir)
+    source = json.dumps([["".join(c["source"]) for c in cells], parameters, code, data_fingerprint()], sort_keys=True)
     return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 

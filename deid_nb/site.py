@@ -56,10 +56,10 @@ def page_title(notebook: Path) -> str:
     return first.splitlines()[0][2:].strip() if first else notebook.stem
 
 # %% ../nbs/93a_site.ipynb #b113017c
-def page_sources(nbs_dir: Path, runs_dir: Path, profile: str = "default") -> list[tuple[Path, Path, str]]:
+def page_sources(nbs_dir: Path, runs_dir: Path, size: str = "default") -> list[tuple[Path, Path, str]]:
     "(notebook, the file to render, kind) for index.ipynb and every numbered notebook, in order; kind: home, run, not run, chapter."
     experiments = {e.path.name: e for e in experiment_notebooks(nbs_dir)}
-    plan, sources = RunPlan([], profile, runs_dir=runs_dir), []
+    plan, sources = RunPlan([], size, runs_dir=runs_dir), []
     for notebook in [nbs_dir / "index.ipynb"] + sorted(p for p in nbs_dir.glob("[0-9]*.ipynb")):
         if notebook.name == "index.ipynb":
             sources.append((notebook, notebook, "home"))
@@ -198,21 +198,21 @@ def changed_cells(notebook: Path, executed: Path) -> int:
     return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in blocks if tag != "equal")
 
 
-def stale_run_note(notebook: Path, changed: int, profile: str = "default") -> nbformat.NotebookNode:
+def stale_run_note(notebook: Path, changed: int, size: str = "default") -> nbformat.NotebookNode:
     "The markdown cell that heads the page of a run made with an earlier version of its notebook."
     return nbformat.v4.new_markdown_cell(
-        f"> **This page shows the last {profile} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
-        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --profile {profile} --only {notebook.stem}` refreshes it."
+        f"> **This page shows the last {size} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
+        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --size {size} --only {notebook.stem}` refreshes it."
     )
 
 # %% ../nbs/93a_site.ipynb #5b1e0c04
 def _page_notebook(
-    notebook: Path, source: Path, kind: str, nbs_dir: Path, execute: bool, figures_dir: Path, profile: str = "default"
+    notebook: Path, source: Path, kind: str, nbs_dir: Path, execute: bool, figures_dir: Path, size: str = "default"
 ) -> nbformat.NotebookNode:
     "What a page shows: a chapter (run now when `execute`), a run (noted when stale), an experiment not run here with its committed results, the home page."
     nb = execute_chapter(source, nbs_dir) if kind == "chapter" and execute else nbformat.read(source, as_version=4)
     if kind == "run" and (changed := changed_cells(notebook, source)):
-        nb.cells.insert(1, stale_run_note(notebook, changed, profile))
+        nb.cells.insert(1, stale_run_note(notebook, changed, size))
     if kind == "not run":
         nb = with_committed_results(nb, notebook.stem, figures_dir, nb.metadata.get("deid_nb", {}).get("datasets", []))
     for cell in nb.cells if kind == "home" else []:
@@ -266,7 +266,7 @@ def build_site(
     nbs_dir: str | Path | None = None,
     runs_dir: str | Path | None = None,
     figures_dir: str | Path | None = None,
-    profile: str = "default",
+    size: str = "default",
     execute: bool = False,
     only: list[str] | None = None,
 ) -> Path:
@@ -274,13 +274,13 @@ def build_site(
     root = cache_root()
     nbs_dir, runs_dir = Path(nbs_dir or root / "nbs"), Path(runs_dir or root / "runs")
     figures_dir, out_dir = Path(figures_dir or root / "figures"), Path(out_dir)
-    sources = page_sources(nbs_dir, runs_dir, profile)
+    sources = page_sources(nbs_dir, runs_dir, size)
     pages = [(f"{n.stem}.html", page_title(n), block_of(n)) for n, _, _ in sources]
     nav = sidebar(pages)
     entries = _figures_and_assets(out_dir, figures_dir, nav)
     for (notebook, source, kind), (name, title, _) in zip(sources, pages):
         shown = only is None or notebook.stem in only or kind == "home"
-        page = _page_notebook(notebook, source, kind, nbs_dir, execute and shown, figures_dir, profile)
+        page = _page_notebook(notebook, source, kind, nbs_dir, execute and shown, figures_dir, size)
         entries.append(search_entry(name, title, page))
         if shown:
             _write(out_dir / name, render_page(page, nav))

@@ -327,13 +327,13 @@ def test_bad_cli_call_exits_1_and_writes_nothing(folder, arguments, message):
 # ---------------------------------------------------------------- interrupted runs, bad caches and empty inputs (issue 32)
 def test_killed_forced_rerun_leaves_the_task_not_done(tmp_path, monkeypatch):
     notebook = nbformat.v4.new_notebook(metadata={"deid_nb": {"experiment": True, "datasets": ["a"]}})
-    notebook.cells = [nbformat.v4.new_code_cell("dataset, profile = 'x', 'quick'", metadata={"tags": ["parameters"]})]
+    notebook.cells = [nbformat.v4.new_code_cell("dataset, size = 'x', 'quick'", metadata={"tags": ["parameters"]})]
     nbformat.write(notebook, tmp_path / "20_x.ipynb")
     plan = RunPlan(experiment_notebooks(tmp_path), runs_dir=tmp_path / "runs")
     ((path, dataset),) = plan.tasks()
     output, fingerprint = (
         plan.output_path(path, dataset),
-        task_fingerprint(path, {"dataset": "a", "profile": "default"}),
+        task_fingerprint(path, {"dataset": "a", "size": "default"}),
     )
     output.parent.mkdir(parents=True)
     output.with_suffix(".done.json").write_text(

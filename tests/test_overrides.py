@@ -57,7 +57,7 @@ def test_overrides_reach_only_a_check(experiment):
 
 
 def _literal_sizes(tree: ast.Module) -> list[set[str]]:
-    "The names of each profile's sizes in the notebook's own `RUN_SIZES = {profile: dict or dataclass}`."
+    "The names of each run size's sizes in the notebook's own `RUN_SIZES = {size name: dict or dataclass}`."
     classes = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
     sizes = next(
         node.value
@@ -65,22 +65,20 @@ def _literal_sizes(tree: ast.Module) -> list[set[str]]:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RUN_SIZES" for t in node.targets)
     )
     found = []
-    for profile in sizes.values:
-        if isinstance(profile, ast.Dict):
-            found.append({key.value for key in profile.keys})
-        elif profile.func.id == "dict":
-            found.append({keyword.arg for keyword in profile.keywords})
+    for size in sizes.values:
+        if isinstance(size, ast.Dict):
+            found.append({key.value for key in size.keys})
+        elif size.func.id == "dict":
+            found.append({keyword.arg for keyword in size.keywords})
         else:  # a dataclass of the notebook: its annotated fields
-            found.append(
-                {n.target.id for n in classes[profile.func.id].body if isinstance(n, ast.AnnAssign)} - {"name"}
-            )
+            found.append({n.target.id for n in classes[size.func.id].body if isinstance(n, ast.AnnAssign)} - {"name"})
     return found
 
 
 def _sizes(path: Path) -> list[set[str]]:
-    "What the notebook's `overrides` are checked against, one set per profile."
+    "What the notebook's `overrides` are checked against, one set per run size."
     code = _code(path)
-    if re.search(r"\brun_size\(profile, overrides\)", code):  # NN DeID's sizes (deid_nb.nn_deid.experiments)
+    if re.search(r"\brun_size\(size, overrides\)", code):  # NN DeID's sizes (deid_nb.nn_deid.experiments)
         return [{f.name for f in dataclasses.fields(RunSize)} - {"name"}]
     if "run_risk_experiment(" in code:
         return [set(sizes) for sizes in RISK_RUN_SIZES.values()]
@@ -91,9 +89,9 @@ def _sizes(path: Path) -> list[set[str]]:
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS, ids=lambda e: e.name)
 def test_declared_sizes_are_the_notebooks_own(experiment):
-    "The `sizes` a notebook declares (what `reproduce --overrides` is checked against) are what its code accepts, in every profile."
+    "The `sizes` a notebook declares (what `reproduce --overrides` is checked against) are what its code accepts, in every run size."
     found = _sizes(experiment.path)
-    assert all(names == found[0] for names in found), f"{experiment.name}: its profiles have different sizes"
+    assert all(names == found[0] for names in found), f"{experiment.name}: its run sizes have different sizes"
     assert sorted(experiment.sizes) == sorted(found[0])
 
 

@@ -110,7 +110,7 @@ class RunSize:
     ablation_people: (
         int  # Table 3: the ablation's dataset = the first `ablation_people` people (80% train, 10% validation)
     )
-    ablation_model: str  # Table 3: "minilm" (the packaged encoder) or "tiny" (a random tiny BERT, quick profile)
+    ablation_model: str  # Table 3: "minilm" (the packaged encoder) or "tiny" (a random tiny BERT, quick size)
     ablation_epochs: int  # Table 3: epochs per variant
     n_beam: int  # Appendix B: documents searched by both beam and greedy
     beam_reidentifier: str  # Appendix B: the re-identifier both TextAttack searches hide from
@@ -162,20 +162,20 @@ RUN_SIZES = {
 
 # %% ../../nbs/18_experiments.ipynb #8b4aac2d
 def run_size(
-    profile: str | RunSize,  # "quick", "default", or a RunSize (passed through)
+    size: str | RunSize,  # "quick", "default", or a RunSize (passed through)
     overrides: Mapping | None = None,  # {size: value} applied on top (the notebooks' `overrides` parameter)
 ) -> RunSize:
-    "The NN DeID run sizes of `profile`, with `overrides`."
-    return _run_size(RUN_SIZES, profile, overrides)
+    "The NN DeID run sizes of `size`, with `overrides`."
+    return _run_size(RUN_SIZES, size, overrides)
 
 # %% ../../nbs/18_experiments.ipynb #08194523
 def experiment_dataset(
     dataset_name: str,  # "wikibio_2000", "wikibio_mini", "synthetic", …
-    profile: str | RunSize = "quick",  # caps the candidate pool (`max_people`)
+    size: str | RunSize = "quick",  # caps the candidate pool (`max_people`)
     data_dir=None,
 ) -> PeopleDataset:
-    "The dataset of an experiment: `load_dataset` with the profile's `max_people`."
-    return load_dataset(dataset_name, data_dir=data_dir, max_people=run_size(profile).max_people)
+    "The dataset of an experiment: `load_dataset` with the run size's `max_people`."
+    return load_dataset(dataset_name, data_dir=data_dir, max_people=run_size(size).max_people)
 
 
 def evaluation_people(data: PeopleDataset, n: int | None = None, split: str = "test") -> list[Person]:
@@ -199,25 +199,25 @@ def truncate_people(
 def experiment_reidentifier(
     name: str,  # a registry name: "nn_uniform", "nn_idf", "nn_compact", "bm25", …
     data: PeopleDataset,
-    profile: str | RunSize,
+    size: str | RunSize,
     artifacts_dir=None,
 ):
-    "Re-identifier `name` over all of `data`: trained (default profile), zero-shot MiniLM (quick), or BM25."
+    "Re-identifier `name` over all of `data`: trained (default size), zero-shot MiniLM (quick), or BM25."
     if name not in REIDENTIFIERS:
         raise KeyError(f"unknown re-identifier {name!r}; known: {sorted(REIDENTIFIERS)}")
     spec = REIDENTIFIERS[name]
-    if spec is None or run_size(profile).neural == "registry":
+    if spec is None or run_size(size).neural == "registry":
         return load_reidentifier(name, data, artifacts_dir, progress=False)
     if isinstance(spec, HybridSpec):  # zero-shot neural part plus the BM25 channel
         return hybrid_from_spec(spec, NeuralReidentifier(zero_shot_model(), data.people, spec.neural), data, name)
     return NeuralReidentifier(zero_shot_model(), data.people, name)
 
 # %% ../../nbs/18_experiments.ipynb #57f19ca0
-def experiment_ensemble(data: PeopleDataset, profile: str | RunSize, artifacts_dir=None) -> list:
+def experiment_ensemble(data: PeopleDataset, size: str | RunSize, artifacts_dir=None) -> list:
     "The run's ensemble over all of `data`: neural members remember what they embedded and, by default, are seen through `FirstPlaces`."
-    ensemble, precision = [], run_size(profile).evaluation_precision
-    for name in run_size(profile).ensemble:
-        member = experiment_reidentifier(name, data, profile, artifacts_dir)
+    ensemble, precision = [], run_size(size).evaluation_precision
+    for name in run_size(size).ensemble:
+        member = experiment_reidentifier(name, data, size, artifacts_dir)
         if isinstance(member, NeuralReidentifier):
             member.remember = (
                 50_000  # an evaluation re-scores many identical texts (the same masking at several K or fractions)
@@ -239,28 +239,28 @@ def cached_redaction(
     people: Sequence[Person],
     method: str,  # a key of deid_nb.baselines.BASELINES
     dataset_name: str,
-    profile: str | RunSize,
+    size: str | RunSize,
     idf: dict | None = None,  # IDF weights (the IDF baselines)
     **params,
 ) -> dict[str, str]:
     "`redact_people(people, method, idf, **params)`: {person_id: masked text}, cached under `results_dir`."
     settings = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
     path = (
-        results_dir(dataset_name, profile)
+        results_dir(dataset_name, size)
         / f"masked_{method}{'_' + settings if settings else ''}_{results_key(people, sorted(params.items()))}.json"
     )
     return cached_json(
-        path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(profile).reuse_cache
+        path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(size).reuse_cache
     )
 
 # %% ../../nbs/18_experiments.ipynb #967b08d1
-def _results_cache(reidentifier, dataset_name: str, profile, search: str, max_k: int, search_kwargs: dict) -> Path:
+def _results_cache(reidentifier, dataset_name: str, size, search: str, max_k: int, search_kwargs: dict) -> Path:
     identity = [model_key(reidentifier), search, max_k, sorted(search_kwargs.items()), results_key([])]
     if search == "approximate":
         identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
     key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]
     name = safe_name(reidentifier.name, "re-identifier name")  # it names the results file
-    return results_dir(dataset_name, profile) / f"nn_deid_{name}_{search}_k{max_k}_{key}.json"
+    return results_dir(dataset_name, size) / f"nn_deid_{name}_{search}_k{max_k}_{key}.json"
 
 
 def _read_results(path: Path, reuse: bool) -> dict:
@@ -272,7 +272,7 @@ def nn_deid_results(
     people: Sequence[Person],  # whose documents to de-identify (ids must be candidates of the model)
     reidentifier,  # the model NN DeID hides from
     dataset_name: str,
-    profile: str | RunSize,
+    size: str | RunSize,
     max_k: int,  # search each document until rank ≥ max_k; every smaller K is read off the same search
     search: str = "approximate",  # a search of deid_nb.nn_deid.deidentify.SEARCHES
     chunk: int = 20,  # documents de-identified together (in lockstep) and cached at once
@@ -283,8 +283,8 @@ def nn_deid_results(
     search_kwargs = (
         {"prune": False, "fast": True, **search_kwargs} if search == "approximate" else search_kwargs
     )  # fast: bf16 search, exact certificates
-    path = _results_cache(reidentifier, dataset_name, profile, search, max_k, search_kwargs)
-    cache = _read_results(path, run_size(profile).reuse_cache)
+    path = _results_cache(reidentifier, dataset_name, size, search, max_k, search_kwargs)
+    cache = _read_results(path, run_size(size).reuse_cache)
     missing = [
         p for p in people if cache.get(p.person_id, {}).get("trajectories", [{}])[0].get("document") != p.document
     ]

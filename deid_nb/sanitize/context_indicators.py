@@ -427,14 +427,14 @@ class RiskExperiment:
 
 # %% ../../nbs/34b_context_indicators.ipynb #8f5f6f1a
 def run_risk_experiment(
-    profile: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None
+    size: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None
 ) -> RiskExperiment:
     "The 100 annotated bios scored by every indicator, 5-fold cross-validated by document (cached under artifacts)."
     settings, timings, started = (
-        run_size(RUN_SIZES, profile, overrides),
+        run_size(RUN_SIZES, size, overrides),
         {},
         time.time(),
-    )  # unknown profiles and sizes: errors
+    )  # unknown run sizes and size names: errors
     docs = load_wiki_annotated(data_dir)
     texts = {d.doc_id: d.text for d in docs}
     folds = document_folds(texts, settings["folds"], seed)
@@ -443,7 +443,7 @@ def run_risk_experiment(
     weights, scorer = SurprisalWeights(model, tokenizer, texts), TabScorer(docs, spacy_model=settings["spacy_model"])
     timings["LM pass, tagger"] = time.time() - started
     name = "-".join(f"{k}={v}" for k, v in sorted(settings.items()) if k != "encoder_random_init")
-    cache_name = re.sub(r"[^\w.=-]+", "_", f"{profile}-{model_key(model)}-{name}-seed{seed}")
+    cache_name = re.sub(r"[^\w.=-]+", "_", f"{size}-{model_key(model)}-{name}-seed{seed}")
     decisions = cross_validated_decisions(
         lambda: standard_indicators(model, tokenizer, docs, settings, data_dir),
         docs,

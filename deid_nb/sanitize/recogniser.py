@@ -251,7 +251,7 @@ class RecogniserConfig:
 RECOGNISER_RUN_SIZES = {
     "quick": RecogniserConfig(
         max_documents=32, epochs=1, max_length=48
-    ),  # the experiments' quick profile: a throw-away recogniser
+    ),  # the experiments' quick size: a throw-away recogniser
     "default": RecogniserConfig(),
 }
 
