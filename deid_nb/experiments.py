@@ -160,7 +160,7 @@ def cached_json(path: str | Path, compute: Callable[[], object], reuse: bool = T
         json.dump(value, f, default=_json_default)
     return json.loads(json.dumps(value, default=_json_default))
 
-# %% ../nbs/07_experiments.ipynb #63e9aa76
+
 def _json_default(value):
     "numpy scalars and arrays as plain JSON numbers and lists."
     if isinstance(value, np.generic):
@@ -194,7 +194,7 @@ def _run_item(index: int, threads: int):
             f"parallel_map: item {index} ({str(item)[:80]}) failed: {type(error).__name__}: {error}"
         ) from error
 
-# %% ../nbs/07_experiments.ipynb #bcf4ad46
+
 def parallel_map(
     fn: Callable,  # called once per item, in a forked child process
     items: Sequence,

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -76,6 +77,17 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
         )
     return seconds
 
+# %% ../nbs/91a_reproduce.ipynb #f5d31e49
+def _parameters(plan: RunPlan, dataset: str) -> dict:
+    "A task's papermill parameters: its dataset and size, and the plan's overrides and seed where it sets them."
+    chosen = {"overrides": plan.overrides} if plan.overrides else {}
+    return {
+        "dataset": dataset,
+        "size": plan.size,
+        **chosen,
+        **({"seed": plan.seed} if plan.seed is not None else {}),
+    }
+
 # %% ../nbs/91a_reproduce.ipynb #23bb663d
 @patch
 def needs(self: RunPlan) -> dict[tuple[Path, str], list[tuple[Path, str]]]:
@@ -123,9 +135,6 @@ def _longest_chains_first(plan: RunPlan, waiting: list[tuple[Path, str]], needs:
     return sorted(waiting, key=lambda t: -chain[t])  # list scheduling; stable: then plan order
 
 # %% ../nbs/91a_reproduce.ipynb #5c609f85
-import contextlib
-
-
 @contextlib.contextmanager
 def _core_shares(jobs: int):
     "While inside: kernels started from here get their share of the cores (torch, OpenMP, BLAS) and idle OpenMP threads sleep."
@@ -176,17 +185,6 @@ def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
         raise failure
 
 # %% ../nbs/91a_reproduce.ipynb #6ad14440
-def _parameters(plan: RunPlan, dataset: str) -> dict:
-    "A task's papermill parameters: its dataset and size, and the plan's overrides and seed where it sets them."
-    chosen = {"overrides": plan.overrides} if plan.overrides else {}
-    return {
-        "dataset": dataset,
-        "size": plan.size,
-        **chosen,
-        **({"seed": plan.seed} if plan.seed is not None else {}),
-    }
-
-
 def reproduce(
     plan: RunPlan,
     force: bool = False,
