@@ -86,7 +86,7 @@ SEARCH_BOX = (
     '<div id="deid-nb-results"></div><a href="api.html">API reference</a>'
 )
 
-# %% ../nbs/93a_site.ipynb #9b5e000d
+
 def sidebar(pages: list[tuple[str, str, str]]) -> str:
     "The sidebar's HTML from (html file name, title, block) of every page: the search box, the API reference, the pages by block."
     parts, current = [SIDEBAR_CSS, '<nav id="deid-nb-nav"><a href="index.html"><b>deid_nb</b></a>', SEARCH_BOX], None
@@ -167,7 +167,7 @@ box.addEventListener("input",function(){load(show);});
 var q=new URLSearchParams(location.search).get("q");if(q){box.value=q;load(show);}})();
 """
 
-# %% ../nbs/93a_site.ipynb #9b5e0003
+
 def search_entry(url: str, title: str, notebook: nbformat.NotebookNode) -> dict:
     "A page of the search index: its address, title and text (Markdown and code, whitespace collapsed, cut at `SEARCH_CHARS`)."
     text = " ".join(c.source for c in notebook.cells if c.cell_type in ("markdown", "code"))
