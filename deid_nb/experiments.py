@@ -232,7 +232,7 @@ def imported_modules(
     package: str = "deid_nb",
     within: str | None = None,  # the module `source` is, for its relative imports (`deid_nb.nn_deid.search`)
 ) -> set[str]:
-    "The dotted names `source` imports from `package` (a name imported from a module is not returned, a submodule is)."
+    "The modules of `package` that `source` imports, and `module.name` for each name it imports from one."
     code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
     try:
         tree = ast.parse(code)
