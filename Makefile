@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh machine:
-#   make reproduce   regenerate every table and figure (papermill, default size)
+#   make reproduce   regenerate every table and figure (papermill, the default run size; SIZE=quick: a smoke run)
 #   make test        nbdev_test over the notebooks (quick parameters) + pytest tests/
 #   make docs        the docs site in _site/, running nothing (experiments show the committed tables and figures)
 SHELL := /bin/bash
