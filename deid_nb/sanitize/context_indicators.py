@@ -434,7 +434,7 @@ def run_risk_experiment(
         run_size(RUN_SIZES, size, overrides),
         {},
         time.time(),
-    )  # unknown run sizes and size names: errors
+    )  # an unknown run size or override: an error
     docs = load_wiki_annotated(data_dir)
     texts = {d.doc_id: d.text for d in docs}
     folds = document_folds(texts, settings["folds"], seed)
