@@ -50,7 +50,7 @@ SYSTEM_PAGES = {  # system folder → (title, the notebooks behind it, how our s
     ),
     "report": (
         "The privacy report card",
-        "chapter `nbs/60`, experiment `nbs/62`, command line `nbs/94`–`94b`",
+        "chapters `nbs/60`–`60a`, experiment `nbs/62`, command line `nbs/94`–`94b`",
         "every redaction of the package against every attack, on the first test documents of NN DeID's Table 2.",
     ),
 }
