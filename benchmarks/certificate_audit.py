@@ -20,7 +20,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from deid_nb.data import load_dataset
 from deid_nb.nn_deid.certificate import audit_certificates
-from deid_nb.nn_deid.deidentifier import Deidentifier
+from deid_nb.nn_deid.pipeline import Deidentifier
 
 OPTIONS = {  # name: Deidentifier settings (beside the model, the pool and k)
     "<mask>, merged": {},

@@ -10,7 +10,7 @@ import pytest
 
 import deid_nb.nn_deid.batch as batch
 from deid_nb.nn_deid.batch import ShardWorker, deidentify_shards, find_shards
-from deid_nb.nn_deid.deidentifier import Deidentifier
+from deid_nb.nn_deid.pipeline import Deidentifier
 from deid_nb.people import make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier
 from deid_nb.report.cli import main

@@ -23,7 +23,7 @@ from fastcore.basics import patch
 from ..core import atomic_path, atomic_write, cpu_threads, get_logger, sha256_of
 from ..people import DataError
 from ..tables import id_text
-from .deidentifier import Deidentifier
+from .pipeline import Deidentifier
 
 logger = get_logger("deid_nb.nn_deid.batch")
 

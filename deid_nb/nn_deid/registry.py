@@ -132,9 +132,7 @@ def load_reidentifier(
     reidentifier = NeuralReidentifier(
         trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache"
     )
-    reidentifier.trained_in = (
-        trained.directory
-    )  # what results computed with it depend on (see deid_nb.nn_deid.experiments)
+    reidentifier.trained_in = trained.directory  # what results computed with it depend on (see deid_nb.nn_deid.runs)
     return reidentifier
 
 # %% ../../nbs/14_registry.ipynb #65e22a78
