@@ -23,19 +23,18 @@ from deid_nb.nn_deid.registry import (
     REIDENTIFIERS,
     ZERO_SHOT,
     HybridSpec,
+    NeuralSpec,
     load_reidentifier,
-    zero_shot_reidentifier,
 )
 from .certificate import Certificate
 from .deidentify import deidentify
 from .operators import Operator, Span, apply_spans, masked_spans, released_spans
 
+logger = get_logger("deid_nb.nn_deid.pipeline")
+
 # %% auto #0
 __all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'Redaction', 'check_trainable', 'reidentifier_spec',
            'reidentifier_from_spec', 'Deidentifier']
-
-# %% ../../nbs/19_pipeline.ipynb #a59ddcfb
-logger = get_logger("deid_nb.nn_deid.pipeline")
 
 # %% ../../nbs/19_pipeline.ipynb #9653edd6
 @dataclass
@@ -63,14 +62,14 @@ MIN_VALIDATION = 5  # held-out people the hybrid's lexical weight is fitted on, 
 def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, registry: dict | None = None):
     "Raise `DataError` (naming the table and the alternatives) if `reidentifier` cannot be built on `dataset` or K cannot be met."
     registry = REIDENTIFIERS if registry is None else registry
-    if reidentifier not in registry and reidentifier != ZERO_SHOT:
-        raise KeyError(f"unknown re-identifier {reidentifier!r}; known: {sorted([*registry, ZERO_SHOT])}")
+    if reidentifier not in registry:
+        raise KeyError(f"unknown re-identifier {reidentifier!r}; known: {sorted(registry)}")
     if len(dataset) <= k:
         raise DataError(
             f"{dataset.name}: {len(dataset)} people cannot hide anyone from the top k={k}; the pool needs more than k people"
         )
     spec, sizes = registry.get(reidentifier), {s: len(ids) for s, ids in dataset.splits.items()}
-    if spec is None:  # bm25 and the zero-shot model train nothing
+    if spec is None or isinstance(spec, NeuralSpec) and spec.training is None:  # bm25 and the zero-shot model
         return
     fitted = isinstance(spec, HybridSpec) and (spec.lexical_weight is None or spec.pair_distance is None)
     needs = {"train": 1, "validation": MIN_VALIDATION if fitted else 1}
@@ -183,11 +182,7 @@ def fit(
     "Build (training once if needed) the registry's `reidentifier` over `people`; sizes are checked first."
     dataset = people if isinstance(people, PeopleDataset) else PeopleDataset.from_people(name, list(people), seed=seed)
     check_trainable(dataset, reidentifier, k)
-    model = (
-        zero_shot_reidentifier(dataset)
-        if reidentifier == ZERO_SHOT
-        else load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress, distributed=distributed)
-    )
+    model = load_reidentifier(reidentifier, dataset, artifacts_dir, progress=progress, distributed=distributed)
     return cls(model, dataset.people, k, **options)
 
 # %% ../../nbs/19_pipeline.ipynb #1b6f41c5

@@ -14,13 +14,6 @@ import numpy as np
 import pandas as pd
 from transformers import AutoTokenizer
 
-# %% auto #0
-__all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
-           'RUN_SIZES', 'PRIVACY_LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
-           'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
-           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations', 'weakest_setting']
-
-# %% ../../nbs/18_runs.ipynb #751aef57
 from ..baselines import load_spacy, redact_people
 from ..core import atomic_write, read_cache, safe_name, tqdm
 from ..data import PeopleDataset, Person, load_dataset
@@ -33,13 +26,18 @@ from ..encoders import resolve_encoder
 from deid_nb.nn_deid.registry import (
     EVALUATION_ENSEMBLE,
     REIDENTIFIERS,
-    HybridSpec,
-    hybrid_from_spec,
+    ZERO_SHOT,
     load_reidentifier,
-    zero_shot_model,
+    zero_shot_registry,
 )
 from .neural import NeuralReidentifier
 from .approximate_search import resolve_ranking
+
+# %% auto #0
+__all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
+           'RUN_SIZES', 'PRIVACY_LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
+           'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
+           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations', 'weakest_setting']
 
 # %% ../../nbs/18_runs.ipynb #342da805
 PAPER_CITATION = "Morris, Chiu, Zabih & Rush (2022), Unsupervised Text Deidentification"
@@ -106,7 +104,7 @@ class RunSize:
     k_values: tuple[int, ...]  # privacy levels K read off the NN DeID trajectories (Table 2, Figure 2)
     idf_fractions: tuple[float, ...]  # IDF sweeps: fraction of word types masked, rarest first
     ensemble: tuple[str, ...]  # re-identifiers of the ensemble metric (registry names; default: EVALUATION_ENSEMBLE)
-    neural: str  # "registry": trained models of deid_nb.nn_deid.registry; "zero-shot": the untrained MiniLM bi-encoder (quick)
+    neural: str  # "registry": trained models of deid_nb.nn_deid.registry; ZERO_SHOT: its untrained MiniLM entry (quick)
     second_reidentifier: str  # Figure 3: the re-identifier compared with the search's own model
     ablation_people: (
         int  # Table 3: the ablation's dataset = the first `ablation_people` people (80% train, 10% validation)
@@ -131,7 +129,7 @@ RUN_SIZES = {
         k_values=(1, 2, 4, 8),
         idf_fractions=(0.1, 0.3, 0.5, 0.7, 0.9, 1.0),
         ensemble=("nn_uniform", "bm25"),
-        neural="zero-shot",
+        neural=ZERO_SHOT,
         second_reidentifier="bm25",
         ablation_people=60,
         ablation_model="tiny",
@@ -206,12 +204,8 @@ def experiment_reidentifier(
     "Re-identifier `name` over all of `data`: trained (default profile), zero-shot MiniLM (quick), or BM25."
     if name not in REIDENTIFIERS:
         raise KeyError(f"unknown re-identifier {name!r}; known: {sorted(REIDENTIFIERS)}")
-    spec = REIDENTIFIERS[name]
-    if spec is None or run_size(profile).neural == "registry":
-        return load_reidentifier(name, data, artifacts_dir, progress=False)
-    if isinstance(spec, HybridSpec):  # zero-shot neural part plus the BM25 channel
-        return hybrid_from_spec(spec, NeuralReidentifier(zero_shot_model(), data.people, spec.neural), data, name)
-    return NeuralReidentifier(zero_shot_model(), data.people, name)
+    registry = REIDENTIFIERS if run_size(profile).neural == "registry" else zero_shot_registry()
+    return load_reidentifier(name, data, artifacts_dir, registry=registry, progress=False)
 
 # %% ../../nbs/18_runs.ipynb #57f19ca0
 def experiment_ensemble(data: PeopleDataset, profile: str | RunSize, artifacts_dir=None) -> list:

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ..core import MASK_TOKEN
 from ..masking import UNIT_PATTERN, mask_words
+from ..reidentifier import Reidentifier
 from .search import Units
 
 # %% auto #0
