@@ -269,7 +269,7 @@ def deidentify(
     true_ids: str | Sequence[str] | None = None,  # the person each document describes (None for Person objects)
     search: str | Callable = "approximate",  # "approximate" (fast), "greedy" (exact), or a search function
     unit: str = "type",  # mask word "type"s (every occurrence, every spelling, every window) or single "token"s
-    long_documents: str = "windows",  # "windows", "mask_tail" or "truncate" (see above)
+    long_documents: str = "windows",  # "windows", "mask_tail" or "truncate" (`15c_windows`)
     release: Callable[[str, str], str]
     | None = None,  # (original, masked) -> the text handed out; certified as written (None: the masked text)
     always_mask: Sequence[str] = (),  # words masked whatever the search says (a deny-list)
