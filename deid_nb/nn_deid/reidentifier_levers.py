@@ -27,7 +27,6 @@ from .hybrid import HybridReidentifier, channel_conditions, fitted_lexical_weigh
 from deid_nb.nn_deid.registry import (
     EVALUATION_ENSEMBLE,
     REIDENTIFIERS,
-    ZERO_SHOT,
     HybridSpec,
     load_reidentifier,
     zero_shot_registry,
