@@ -6,7 +6,7 @@ released `text` alone, afresh, with the same model, and verify each certificate 
 (`deid_nb.nn_deid.certificate.audit_certificates`). Prints, per option, "0 of N certified texts re-identified".
 
     DEID_NB_DATA=../shared/data .venv/bin/python benchmarks/certificate_audit.py \
-        --reidentifiers bm25 minilm_zero_shot nn_uniform --documents 60 --k 4
+        --reidentifiers bm25 zero_shot nn_uniform --documents 60 --k 4
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from deid_nb.data import load_dataset
 from deid_nb.nn_deid.certificate import audit_certificates
-from deid_nb.nn_deid.deidentifier import Deidentifier
+from deid_nb.nn_deid.pipeline import Deidentifier
+from deid_nb.nn_deid.registry import ZERO_SHOT
 
 OPTIONS = {  # name: Deidentifier settings (beside the model, the pool and k)
     "<mask>, merged": {},
@@ -39,7 +40,7 @@ OPTIONS = {  # name: Deidentifier settings (beside the model, the pool and k)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="wikibio_mini")
-    parser.add_argument("--reidentifiers", nargs="+", default=["bm25", "minilm_zero_shot"])
+    parser.add_argument("--reidentifiers", nargs="+", default=["bm25", ZERO_SHOT])
     parser.add_argument("--documents", type=int, default=60, help="test documents per option (0: all)")
     parser.add_argument("--k", type=int, default=4)
     parser.add_argument("--options", nargs="+", choices=sorted(OPTIONS), default=list(OPTIONS))

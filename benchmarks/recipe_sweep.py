@@ -32,7 +32,7 @@ from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import load_dataset
 from deid_nb.experiments import markdown_table
 from deid_nb.metrics import percent_masked
-from deid_nb.nn_deid.experiments import truncate_people
+from deid_nb.nn_deid.runs import truncate_people
 from deid_nb.nn_deid.model import BiEncoder, BiEncoderConfig, load_model
 from deid_nb.nn_deid.training import TrainingConfig, top1_accuracy
 from deid_nb.nn_deid.training_run import run_directory, train_bi_encoder

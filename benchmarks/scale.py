@@ -49,7 +49,7 @@ from deid_nb.nn_deid.index import (
     shortlist_scores,
 )
 from deid_nb.nn_deid.neural import NeuralReidentifier
-from deid_nb.nn_deid.registry import zero_shot_model
+from deid_nb.nn_deid.registry import ZERO_SHOT, zero_shot_model
 from deid_nb.people import Person
 
 matplotlib.use("Agg")
@@ -205,7 +205,7 @@ def measure(size: int, args) -> dict:
         "rss_exact_gb": peak_rss_gb(),
     }
     people = list(test) + [Person(f"synthetic-{i}", "", {}) for i in range(size - len(test))]
-    reidentifier = NeuralReidentifier(model, people, "minilm_zero_shot", index=exact)
+    reidentifier = NeuralReidentifier(model, people, ZERO_SHOT, index=exact)
     row |= certificates_at_size(reidentifier, exact, test[: args.verify_docs], args.k, args.top_m)
     row["rss_certificates_gb"] = peak_rss_gb()
     fingerprint = model_fingerprint(reidentifier)

@@ -27,23 +27,22 @@ import torch
 from results import write_results  # this script's folder is on sys.path when it is run
 from deid_nb.core import get_logger
 from deid_nb.data import load_dataset
-from deid_nb.nn_deid.registry import REIDENTIFIERS, load_reidentifier
+from deid_nb.nn_deid.registry import REIDENTIFIERS, ZERO_SHOT, load_reidentifier
 from deid_nb.nn_deid.approximate_search import APPROXIMATE_RANKINGS
-from deid_nb.nn_deid.reidentifier_levers import zero_shot_reidentifier
 from deid_nb.nn_deid.search_speed import measure_search_speed
 
 logger = get_logger("deid_nb.benchmarks")
 
 
 def load_model(name: str, dataset):
-    "The trained re-identifier `name` if it exists ('zero_shot': the untrained MiniLM), else the zero-shot MiniLM (said so)."
-    if name == "zero_shot":
-        return zero_shot_reidentifier(dataset), "zero-shot MiniLM (untrained)"
+    "The trained re-identifier `name` if it exists (ZERO_SHOT: the untrained MiniLM), else the zero-shot MiniLM (said so)."
+    if name == ZERO_SHOT:
+        return load_reidentifier(ZERO_SHOT, dataset), "zero-shot MiniLM (untrained)"
     try:
         return load_reidentifier(name, dataset, train_if_missing=False, progress=False), f"trained {name}"
     except FileNotFoundError as error:
         logger.warning(f"{error}; using the zero-shot MiniLM bi-encoder instead")
-        return zero_shot_reidentifier(dataset), f"zero-shot MiniLM ({name} not trained yet)"
+        return load_reidentifier(ZERO_SHOT, dataset), f"zero-shot MiniLM ({name} not trained yet)"
 
 
 def main():
@@ -52,7 +51,7 @@ def main():
     parser.add_argument(
         "--model",
         default="nn_uniform",
-        help=f"registry name ({sorted(REIDENTIFIERS)}) or 'zero_shot'; the zero-shot MiniLM if not trained yet",
+        help=f"registry name ({sorted(REIDENTIFIERS)}); the zero-shot MiniLM ({ZERO_SHOT}) if not trained yet",
     )
     parser.add_argument("--n-docs", type=int, default=12, help="the first N test documents")
     parser.add_argument(

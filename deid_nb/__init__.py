@@ -10,7 +10,7 @@ __all__ = ['Deidentifier', 'people_from_table']
 import importlib
 
 _EXPORTS = {
-    "Deidentifier": "deid_nb.nn_deid.deidentifier",
+    "Deidentifier": "deid_nb.nn_deid.pipeline",
     "people_from_table": "deid_nb.tables",
 }  # name → the module defining it
 _all_ = ["Deidentifier", "people_from_table"]

@@ -42,7 +42,6 @@ def _one_line(error: BaseException) -> str:
 CHOICES = {  # option: the names it accepts (each the library's; checked in 94a_commands)
     "reidentifier": (
         "bm25",
-        "minilm_zero_shot",
         "nn_compact",
         "nn_idf",
         "nn_recipe",
@@ -50,12 +49,13 @@ CHOICES = {  # option: the names it accepts (each the library's; checked in 94a_
         "nn_unfrozen_bm25",
         "nn_uniform",
         "nn_uniform_bm25",
+        "zero_shot",
     ),
     "search": ("approximate", "greedy"),  # deid_nb.nn_deid.deidentify.SEARCHES
-    "long_documents": ("windows", "mask_tail", "truncate"),  # deid_nb.nn_deid.deidentify.LONG_DOCUMENT_POLICIES
+    "long_documents": ("windows", "mask_tail", "truncate"),  # deid_nb.nn_deid.windows.LONG_DOCUMENT_POLICIES
     "operator": ("replace", "redact", "hash", "pseudonym"),  # deid_nb.nn_deid.operators.OPERATORS
     "scope": ("document", "corpus"),  # deid_nb.nn_deid.operators.PSEUDONYM_SCOPES
-    "format": (".jsonl", ".csv", ".parquet"),  # deid_nb.nn_deid.batch.OUTPUT_FORMATS
+    "format": (".jsonl", ".csv", ".parquet"),  # deid_nb.nn_deid.shards.OUTPUT_FORMATS
     "method": (
         "idf",
         "idf_table_aware",
@@ -67,7 +67,7 @@ CHOICES = {  # option: the names it accepts (each the library's; checked in 94a_
     "level": ("L1", "L2", "L3", "L3P", "L4"),  # deid_nb.infill.knowledge_base.KNOWLEDGE_LEVELS
     "size": ("quick", "default"),  # deid_nb.experiments.SIZE_NAMES
 }
-DEFAULT_REIDENTIFIER, ZERO_SHOT = "nn_unfrozen_bm25", "minilm_zero_shot"  # deid_nb.nn_deid.registry's
+DEFAULT_REIDENTIFIER, ZERO_SHOT = "nn_unfrozen_bm25", "zero_shot"  # deid_nb.nn_deid.registry's
 
 # %% ../nbs/94_cli.ipynb #f1583759
 def _add_table_options(parser: argparse.ArgumentParser):

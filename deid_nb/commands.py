@@ -27,8 +27,9 @@ from deid_nb.nn_deid.certificate import (
     verify_certificate,
 )
 from .nn_deid.operators import Operator, release_text, released_spans
-from .nn_deid.deidentifier import Deidentifier, check_trainable
-from .nn_deid.batch import check_output, check_writable, deidentify_shards, find_shards, is_shards, write_records
+from .nn_deid.pipeline import Deidentifier, check_trainable
+from .nn_deid.batch import deidentify_shards
+from .nn_deid.shards import check_output, check_writable, find_shards, is_shards, write_records
 from .report.card import background_retriever, card_figure, card_markdown, report_card
 from .report.redactions import read_redaction, redaction_records
 from .cli import UNCERTIFIED

@@ -27,7 +27,7 @@ from deid_nb.metrics import evaluate_masking, information_loss, percent_masked, 
 from deid_nb.infill.knowledge_base import KnowledgeBase
 from deid_nb.infill.retrieval import SparseRetriever
 from deid_nb.nn_deid.deidentify import deidentify
-from deid_nb.nn_deid.experiments import nn_deid_results
+from deid_nb.nn_deid.runs import nn_deid_results
 from deid_nb.nn_deid.registry import load_reidentifier
 from deid_nb.nn_deid.model import (
     BiEncoder,

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import deid_nb.nn_deid.batch as batch
-from deid_nb.nn_deid.batch import ShardWorker, deidentify_shards, find_shards
-from deid_nb.nn_deid.deidentifier import Deidentifier
+from deid_nb.nn_deid.batch import ShardWorker, deidentify_shards
+from deid_nb.nn_deid.shards import find_shards
+from deid_nb.nn_deid.pipeline import Deidentifier
 from deid_nb.people import make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier
 from deid_nb.cli import main

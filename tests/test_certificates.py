@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from deid_nb.masking import text_units
 from deid_nb.nn_deid.certificate import verify_certificate
-from deid_nb.nn_deid.deidentifier import Deidentifier
+from deid_nb.nn_deid.pipeline import Deidentifier
 from deid_nb.people import Person, make_synthetic_people
 from deid_nb.reidentifier import BM25Reidentifier, WordOverlapReidentifier
 

@@ -18,7 +18,7 @@ import pytest
 import deid_nb.reproduce
 from deid_nb.core import WORD_PATTERN
 from deid_nb.data import load_dataset
-from deid_nb.nn_deid.deidentifier import Deidentifier
+from deid_nb.nn_deid.pipeline import Deidentifier
 from deid_nb.reidentifier import BM25Reidentifier
 from deid_nb import cli, commands
 from deid_nb.report.card import background_retriever, report_card

@@ -43,7 +43,7 @@ from deid_nb.data import (
     people_from_table,
     records_sha256,
 )
-from deid_nb.nn_deid.experiments import _read_results
+from deid_nb.nn_deid.runs import _read_results
 from deid_nb.nn_deid.model import BiEncoder, tiny_config
 from deid_nb.nn_deid.training import TrainingConfig
 from deid_nb.nn_deid.training_run import train_bi_encoder

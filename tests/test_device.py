@@ -156,9 +156,9 @@ def test_training_and_loading_follow_the_rule(synthetic, tmp_path, asked, monkey
     assert loaded.device.type == "cpu" and calls[-1] is None
 
 
-def test_registry_models_and_reidentifier_follow_the_rule(synthetic, asked):
+def test_registry_models_and_reidentifier_follow_the_rule(synthetic, asked, tmp_path):
     calls = asked(registry)
-    reidentifier = registry.zero_shot_reidentifier(synthetic)
+    reidentifier = registry.load_reidentifier(registry.ZERO_SHOT, synthetic, tmp_path)
     assert calls == [None] and reidentifier.model.device == resolve_device()
     assert (
         reidentifier.profile_embeddings.device == reidentifier.model.device

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from deid_nb.experiments import apply_overrides
-from deid_nb.nn_deid.experiments import RUN_SIZES as NN_DEID_RUN_SIZES, RunSize
+from deid_nb.nn_deid.runs import RUN_SIZES as NN_DEID_RUN_SIZES, RunSize
 from deid_nb.run_plan import experiment_notebooks
 from deid_nb.sanitize.context_indicators import RUN_SIZES as RISK_RUN_SIZES
 
@@ -78,7 +78,7 @@ def _literal_sizes(tree: ast.Module) -> list[set[str]]:
 def _sizes(path: Path) -> list[set[str]]:
     "What the notebook's `overrides` are checked against, one set per run size."
     code = _code(path)
-    if re.search(r"\brun_size\(size, overrides\)", code):  # NN DeID's sizes (deid_nb.nn_deid.experiments)
+    if re.search(r"\brun_size\(size, overrides\)", code):  # NN DeID's sizes (deid_nb.nn_deid.runs)
         return [{f.name for f in dataclasses.fields(RunSize)} - {"name"}]
     if "run_risk_experiment(" in code:
         return [set(sizes) for sizes in RISK_RUN_SIZES.values()]

@@ -12,7 +12,8 @@ from transformers import AutoTokenizer
 
 from deid_nb.encoders import resolve_encoder
 from deid_nb.masking import text_units
-from deid_nb.nn_deid.deidentify import deidentify, split_windows
+from deid_nb.nn_deid.deidentify import deidentify
+from deid_nb.nn_deid.windows import split_windows
 from deid_nb.people import make_synthetic_people
 from deid_nb.reidentifier import WordOverlapReidentifier
 

@@ -12,127 +12,24 @@ import numpy as np
 from fastcore.basics import patch
 
 from ..core import MASK_TOKEN, count_masks, count_words, get_logger, tqdm
-from ..masking import UNIT_PATTERN, mask_words
+from ..masking import mask_words
 from ..people import Person, SkippedRecord, check_on_error, reject_record
-from .search import UNITS, SearchStep, Trajectory, Units, greedy_search
+from .search import UNITS, SearchStep, Trajectory, greedy_search
 from .approximate_search import approximate_search, approximate_search_many
 from ..reidentifier import Reidentifier, ranks_from_scores
 from .certificate import Certificate, certify_many, model_fingerprint, pool_fingerprint
+from deid_nb.nn_deid.windows import (
+    LONG_DOCUMENT_POLICIES,
+    cut_document,
+    cut_like,
+    spread_masked_types,
+    spread_over_documents,
+)
 
 logger = get_logger("deid_nb.nn_deid.deidentify")
 
 # %% auto #0
-__all__ = ['logger', 'LONG_DOCUMENT_POLICIES', 'SEARCHES', 'visible_units', 'truncate_to_window', 'split_windows', 'Deidentified',
-           'DeidentifiedBatch', 'deidentify', 'searched_pool']
-
-# %% ../../nbs/16_deidentify.ipynb #7e83fe16
-LONG_DOCUMENT_POLICIES = ("windows", "mask_tail", "truncate")
-
-
-def _n_tokens(tokenizer, text: str) -> int:
-    mask = tokenizer.mask_token or tokenizer.unk_token
-    return len(
-        tokenizer(text.replace(MASK_TOKEN, mask), truncation=False, verbose=False)["input_ids"]
-    )  # long on purpose: no warning
-
-
-def visible_units(text: str, tokenizer, max_tokens: int) -> int:
-    "How many leading units of `text` fit entirely in `max_tokens` tokens (special tokens included)."
-    units = Units.of(text)
-    if _n_tokens(tokenizer, text) <= max_tokens:
-        return len(units)
-    low, high = 0, len(units)  # invariant: the first `low` units fit, the first `high` do not
-    while high - low > 1:
-        middle = (low + high) // 2
-        fits = _n_tokens(tokenizer, Units(units.words[:middle], units.gaps[:middle] + ("",)).text()) <= max_tokens
-        low, high = (middle, high) if fits else (low, middle)
-    return low
-
-# %% ../../nbs/16_deidentify.ipynb #3e6519b1
-def truncate_to_window(text: str, tokenizer, max_tokens: int) -> str:
-    "The leading words of `text` that fit in `max_tokens` tokens (the text itself if it all fits): what the paper kept."
-    units = Units.of(text)
-    n = visible_units(text, tokenizer, max_tokens)
-    return text if n >= len(units) else Units(units.words[:n], units.gaps[:n] + ("",)).text()
-
-# %% ../../nbs/16_deidentify.ipynb #5c1130ee
-def split_windows(text: str, tokenizer, max_tokens: int) -> list[str]:
-    "Consecutive pieces of `text`, each of whose units fit the model's window; ''.join(pieces) == text."
-    pieces = []
-    while True:
-        units = Units.of(text)
-        n = visible_units(text, tokenizer, max_tokens)
-        if n >= len(units):
-            return pieces + [text]
-        n = max(n, 1)  # a single word longer than the window still makes progress
-        head = Units(units.words[:n], units.gaps[:n] + (units.gaps[n],))
-        pieces.append(head.text())
-        text = text[len(pieces[-1]) :]
-
-# %% ../../nbs/16_deidentify.ipynb #68b00926
-@dataclass
-class Deidentified:
-    "A de-identified document: the released text, its certificate and the search trajectory of each window."
-
-    text: str  # the released text: what the certificate is about
-    certificate: Certificate
-    trajectories: list[Trajectory]  # one per window (then any re-check searches)
-    tail: str = ""  # the masked tail ("mask_tail" policy)
-    masked_text: str = ""  # the masks as mask tokens (equal to `text` unless a `release` step rendered them)
-    rechecked: list = field(
-        default_factory=list
-    )  # the windows a re-check searched further (their trajectories no longer describe them)
-
-# %% ../../nbs/16_deidentify.ipynb #217c8e9f
-def _masked_words(original: str, masked: str) -> list[str]:
-    "The units of `original` that are masks in `masked` (which has the same units) and were not masks already."
-    pairs = zip(UNIT_PATTERN.findall(original), UNIT_PATTERN.findall(masked))
-    return [word for word, unit in pairs if unit == MASK_TOKEN and word != MASK_TOKEN]
-
-
-def _spread_masked_types(originals: Sequence[str], masked: Sequence[str]) -> list[str]:
-    "Each masked text with every word type masked in any of them masked too (the windows of one document)."
-    words = [w for original, text in zip(originals, masked) for w in _masked_words(original, text)]
-    return [mask_words(text, words) if words else text for text in masked]
-
-# %% ../../nbs/16_deidentify.ipynb #09f42406
-@patch
-def text_at_k(self: Deidentified, k: int) -> str:
-    "The document, with mask tokens, de-identified for goal `k` ≤ the searched K (the certified text at K, else read off the trajectories)."
-    if k > self.certificate.k:
-        raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
-    windows = self.trajectories[: self.certificate.windows]
-    if k == self.certificate.k:
-        return self.masked_text or self.text
-    certified = _cut_like(self.masked_text, [t.document for t in windows])[0] if self.rechecked else []
-    masked = [certified[w] if w in self.rechecked else t.masked_text_at_k(k) for w, t in enumerate(windows)]
-    if windows and windows[0].unit == "type":
-        masked = _spread_masked_types([t.document for t in windows], masked)
-    return "".join(masked) + self.tail
-
-# %% ../../nbs/16_deidentify.ipynb #7d2d64cb
-@patch
-def to_dict(self: Deidentified) -> dict:
-    "The result as plain JSON-able data."
-    return {
-        "text": self.text,
-        "certificate": self.certificate.to_dict(),
-        "tail": self.tail,
-        "masked_text": self.masked_text,
-        "trajectories": [t.to_dict() for t in self.trajectories],
-    }
-
-
-@patch(cls_method=True)
-def from_dict(cls: Deidentified, data: dict) -> Deidentified:
-    "The `Deidentified` written by `to_dict`."
-    return cls(
-        data["text"],
-        Certificate.from_dict(data["certificate"]),
-        [Trajectory.from_dict(t) for t in data["trajectories"]],
-        data["tail"],
-        data.get("masked_text", ""),
-    )
+__all__ = ['logger', 'SEARCHES', 'DeidentifiedBatch', 'searched_pool', 'deidentify', 'Deidentified']
 
 # %% ../../nbs/16_deidentify.ipynb #b363bc11
 SEARCHES = {"greedy": greedy_search, "approximate": approximate_search}
@@ -198,33 +95,170 @@ def _as_documents(documents, true_ids):
         raise ValueError(f"{len(documents)} documents but {len(true_ids)} true ids")
     return [d.document if isinstance(d, Person) else d for d in documents], true_ids
 
-# %% ../../nbs/16_deidentify.ipynb #055adec0
-def _windows(document: str, reidentifier: Reidentifier, policy: str) -> tuple[list[str], str]:
-    "The pieces to search and the unsearched tail (already masked; dropped by 'truncate') under `policy`."
-    window = reidentifier.document_window()
-    if window is None:
-        return [document], ""
-    if policy == "windows":
-        return split_windows(document, *window), ""
-    if policy == "truncate":
-        return [truncate_to_window(document, *window)], ""
-    units = Units.of(document)
-    n = visible_units(document, *window)
-    head = Units(units.words[:n], units.gaps[:n] + (units.gaps[n] if n < len(units) else "",))
-    tail = document[len(head.text()) :]
-    return [head.text()], Units.of(tail).text(range(len(Units.of(tail))))
+# %% ../../nbs/16_deidentify.ipynb #6059155e
+def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> list[Trajectory]:
+    if search in ("approximate", approximate_search):
+        return approximate_search_many(texts, ids, reidentifier, max_k=k, unit=unit, **search_kwargs)
+    search = SEARCHES[search] if isinstance(search, str) else search
+    return [search(text, i, reidentifier, max_k=k, unit=unit, **search_kwargs) for text, i in zip(texts, ids)]
 
-# %% ../../nbs/16_deidentify.ipynb #1694bf60
-def _cut_like(original: str, pieces: Sequence[str]) -> tuple[list[str], str]:
-    "`original` cut like `pieces` (cut from a copy of it with some units masked: the same units and gaps), and the rest of it."
-    ends, cut, start, unit = [m.end() for m in UNIT_PATTERN.finditer(original)], [], 0, 0
-    for piece in pieces:
-        found = [m.end() for m in UNIT_PATTERN.finditer(piece)]
-        unit += len(found)
-        end = ends[unit - 1] + len(piece) - found[-1] if found else start + len(piece)
-        cut.append(original[start:end])
-        start = end
-    return cut, original[start:]
+# %% ../../nbs/16_deidentify.ipynb #f264c8b3
+def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
+    "Window ranks (the lower of its own and, for the first, its document's), own ranks, document ranks, each document's scores."
+    extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]
+    scores = np.atleast_2d(reidentifier.score(released_windows + [released[i] for i in extra]))
+    ranks = ranks_from_scores(scores, reidentifier.columns([true_ids[o] for o in owner] + [true_ids[i] for i in extra]))
+    alone, document_rank = ranks[: len(owner)].copy(), np.full(len(split), np.iinfo(np.int64).max)
+    rows = {o: scores[w] for w, o in reversed(list(enumerate(owner)))}  # a one-window document: its window's scores
+    for j, i in enumerate(extra):  # a joined document counts against its first window
+        first, document_rank[i], rows[i] = owner.index(i), ranks[len(owner) + j], scores[len(owner) + j]
+        ranks[first] = min(ranks[first], document_rank[i])
+    return ranks[: len(owner)], alone, document_rank, rows
+
+
+def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
+    "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
+    return k if alone < k else max(k, min(k * 2 ** (attempt + 1), largest))
+
+# %% ../../nbs/16_deidentify.ipynb #965ca1d9
+class _Previewed(Reidentifier):
+    "`reidentifier` scoring each text as the release step's `preview` writes it (a black box to the search)."
+
+    def __init__(self, reidentifier: Reidentifier, preview: Callable[[str], str]):
+        super().__init__(reidentifier.candidate_ids)
+        self.reidentifier, self.preview, self.name = reidentifier, preview, f"{reidentifier.name} (as released)"
+
+    def score_batch(self, documents: list[str]) -> np.ndarray:
+        return self.reidentifier.score([self.preview(d) for d in documents])
+
+    def document_window(self):
+        return self.reidentifier.document_window()
+
+# %% ../../nbs/16_deidentify.ipynb #de0code1
+def searched_pool(
+    reidentifier: Reidentifier, texts: Sequence[str], true_ids: Sequence[str], shortlist: int | None
+) -> Reidentifier:
+    "What the search and re-check score: the whole pool, or its part that the texts' shortlists and their people cover."
+    if not shortlist:
+        return reidentifier
+    columns = np.asarray(reidentifier.shortlist(list(texts), shortlist)).ravel()
+    columns = np.unique(np.concatenate([columns[columns >= 0], reidentifier.columns(list(true_ids))]))
+    return reidentifier if len(columns) == len(reidentifier.candidate_ids) else reidentifier.restricted_to(columns)
+
+# %% ../../nbs/16_deidentify.ipynb #982048be
+def _measured(i, document, joined, ranks, owner, trajectories, extra, rechecks) -> tuple[dict, list]:
+    "What the certificate of document `i` records besides its witnesses, and the searches behind it."
+    windows = [w for w, o in enumerate(owner) if o == i]
+    mine = [trajectories[w] for w in windows] + extra
+    return dict(
+        rank=int(min(ranks[w] for w in windows)),
+        words_masked=count_masks(joined) - count_masks(document),
+        n_words=count_words(document),
+        windows=len(windows),
+        model_calls=sum(t.model_calls for t in mine) + rechecks,
+    ), mine
+
+# %% ../../nbs/16_deidentify.ipynb #ba547044
+def _deidentify_all(
+    documents,
+    true_ids,
+    reidentifier,
+    k,
+    fingerprints,
+    *,
+    search,
+    unit,
+    long_documents,
+    release,
+    always_mask,
+    never_mask,
+    max_rechecks,
+    fast,
+    shortlist,
+    **search_kwargs,
+) -> list[Deidentified]:
+    "`deidentify` on usable documents: search, spread, release, re-check (searching further), certify."
+    searched = [mask_words(d, always_mask) if always_mask else d for d in documents]
+    split = [cut_document(d, reidentifier, long_documents) for d in searched]
+    cut = [cut_like(original, pieces) for original, (pieces, _) in zip(documents, split)]
+    originals = ["".join(pieces) + (rest if long_documents == "mask_tail" else "") for pieces, rest in cut]
+    owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
+    window_originals = [piece for pieces, _ in cut for piece in pieces]
+    search_kwargs |= {"keep": list(never_mask)} if never_mask else {}
+    pool = searched_pool(
+        reidentifier, [p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], shortlist
+    )
+    run = lambda texts, ids, model=pool, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
+    trajectories = run(
+        [p for pieces, _ in split for p in pieces],
+        [true_ids[i] for i in owner],
+        pool.reduced_precision() if fast else pool,
+    )
+    render = (lambda original, masked: masked) if release is None else release
+    seen = _Previewed(pool, release.preview) if hasattr(release, "preview") else pool  # what re-check searches score
+    extra, calls, rechecked = (
+        [[] for _ in documents],
+        [0] * len(documents),
+        [set() for _ in documents],
+    )  # re-check searches, scoring, windows
+    masked = [t.masked_text_at_k(k) for t in trajectories]
+    for attempt in range(max_rechecks + 1):
+        if unit == "type":
+            masked = spread_over_documents(window_originals, masked, owner)
+        joined = ["".join(m for m, o in zip(masked, owner) if o == i) + tail for i, (_, tail) in enumerate(split)]
+        released = [render(original, text) for original, text in zip(originals, joined)]
+        released_windows = [render(original, text) for original, text in zip(window_originals, masked)]
+        ranks, alone, document_rank, rows = _recheck(released_windows, released, owner, split, true_ids, pool)
+        for i, (pieces, tail) in enumerate(split):
+            calls[i] += len(pieces) + (len(pieces) > 1 or bool(tail))
+        short = [
+            w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k
+        ]  # a found document: all its windows
+        if not short or attempt == max_rechecks:
+            break
+        logger.info(
+            f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further"
+        )
+        searched_rank = dict(
+            zip(
+                short,
+                alone[short]
+                if release is None
+                else seen.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short]),
+            )
+        )
+        goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(pool.candidate_ids) - 1) for w in short}
+        for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
+            mine = [w for w in short if goals[w] == goal]
+            for w, t in zip(
+                mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)
+            ):
+                extra[owner[w]].append(t)
+                rechecked[owner[w]].add(w - owner.index(owner[w]))
+                masked[w] = t.masked_text_at_k(goal)
+                calls[owner[w]] += release is not None
+    measured, searches = zip(
+        *[
+            _measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i])
+            for i in range(len(documents))
+        ]
+    )
+    certificates = certify_many(
+        released,
+        true_ids,
+        reidentifier,
+        k,
+        [rows[i] for i in range(len(documents))],
+        None if pool is reidentifier else pool.candidate_ids,
+        *fingerprints,
+        measured,
+    )
+    results = [
+        Deidentified(*args, split[i][1], joined[i]) for i, args in enumerate(zip(released, certificates, searches))
+    ]
+    for result, windows in zip(results, rechecked):
+        result.rechecked = sorted(windows)
+    return results
 
 # %% ../../nbs/16_deidentify.ipynb #0adecd05
 def deidentify(
@@ -235,7 +269,7 @@ def deidentify(
     true_ids: str | Sequence[str] | None = None,  # the person each document describes (None for Person objects)
     search: str | Callable = "approximate",  # "approximate" (fast), "greedy" (exact), or a search function
     unit: str = "type",  # mask word "type"s (every occurrence, every spelling, every window) or single "token"s
-    long_documents: str = "windows",  # "windows", "mask_tail" or "truncate" (see above)
+    long_documents: str = "windows",  # "windows", "mask_tail" or "truncate" (`15c_windows`)
     release: Callable[[str, str], str]
     | None = None,  # (original, masked) -> the text handed out; certified as written (None: the masked text)
     always_mask: Sequence[str] = (),  # words masked whatever the search says (a deny-list)
@@ -292,177 +326,55 @@ def deidentify(
     ]
     return DeidentifiedBatch(results, skipped, positions)
 
-# %% ../../nbs/16_deidentify.ipynb #6059155e
-def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> list[Trajectory]:
-    if search in ("approximate", approximate_search):
-        return approximate_search_many(texts, ids, reidentifier, max_k=k, unit=unit, **search_kwargs)
-    search = SEARCHES[search] if isinstance(search, str) else search
-    return [search(text, i, reidentifier, max_k=k, unit=unit, **search_kwargs) for text, i in zip(texts, ids)]
+# %% ../../nbs/16_deidentify.ipynb #68b00926
+@dataclass
+class Deidentified:
+    "A de-identified document: the released text, its certificate and the search trajectory of each window."
 
-# %% ../../nbs/16_deidentify.ipynb #f264c8b3
-def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
-    "Window ranks (the lower of its own and, for the first, its document's), own ranks, document ranks, each document's scores."
-    extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]
-    scores = np.atleast_2d(reidentifier.score(released_windows + [released[i] for i in extra]))
-    ranks = ranks_from_scores(scores, reidentifier.columns([true_ids[o] for o in owner] + [true_ids[i] for i in extra]))
-    alone, document_rank = ranks[: len(owner)].copy(), np.full(len(split), np.iinfo(np.int64).max)
-    rows = {o: scores[w] for w, o in reversed(list(enumerate(owner)))}  # a one-window document: its window's scores
-    for j, i in enumerate(extra):  # a joined document counts against its first window
-        first, document_rank[i], rows[i] = owner.index(i), ranks[len(owner) + j], scores[len(owner) + j]
-        ranks[first] = min(ranks[first], document_rank[i])
-    return ranks[: len(owner)], alone, document_rank, rows
+    text: str  # the released text: what the certificate is about
+    certificate: Certificate
+    trajectories: list[Trajectory]  # one per window (then any re-check searches)
+    tail: str = ""  # the masked tail ("mask_tail" policy)
+    masked_text: str = ""  # the masks as mask tokens (equal to `text` unless a `release` step rendered them)
+    rechecked: list = field(
+        default_factory=list
+    )  # the windows a re-check searched further (their trajectories no longer describe them)
+
+# %% ../../nbs/16_deidentify.ipynb #09f42406
+@patch
+def text_at_k(self: Deidentified, k: int) -> str:
+    "The document, with mask tokens, de-identified for goal `k` ≤ the searched K (the certified text at K, else read off the trajectories)."
+    if k > self.certificate.k:
+        raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
+    windows = self.trajectories[: self.certificate.windows]
+    if k == self.certificate.k:
+        return self.masked_text or self.text
+    certified = cut_like(self.masked_text, [t.document for t in windows])[0] if self.rechecked else []
+    masked = [certified[w] if w in self.rechecked else t.masked_text_at_k(k) for w, t in enumerate(windows)]
+    if windows and windows[0].unit == "type":
+        masked = spread_masked_types([t.document for t in windows], masked)
+    return "".join(masked) + self.tail
+
+# %% ../../nbs/16_deidentify.ipynb #7d2d64cb
+@patch
+def to_dict(self: Deidentified) -> dict:
+    "The result as plain JSON-able data."
+    return {
+        "text": self.text,
+        "certificate": self.certificate.to_dict(),
+        "tail": self.tail,
+        "masked_text": self.masked_text,
+        "trajectories": [t.to_dict() for t in self.trajectories],
+    }
 
 
-def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
-    "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
-    return k if alone < k else max(k, min(k * 2 ** (attempt + 1), largest))
-
-# %% ../../nbs/16_deidentify.ipynb #965ca1d9
-class _Previewed(Reidentifier):
-    "`reidentifier` scoring each text as the release step's `preview` writes it (a black box to the search)."
-
-    def __init__(self, reidentifier: Reidentifier, preview: Callable[[str], str]):
-        super().__init__(reidentifier.candidate_ids)
-        self.reidentifier, self.preview, self.name = reidentifier, preview, f"{reidentifier.name} (as released)"
-
-    def score_batch(self, documents: list[str]) -> np.ndarray:
-        return self.reidentifier.score([self.preview(d) for d in documents])
-
-    def document_window(self):
-        return self.reidentifier.document_window()
-
-# %% ../../nbs/16_deidentify.ipynb #de0code1
-def searched_pool(
-    reidentifier: Reidentifier, texts: Sequence[str], true_ids: Sequence[str], shortlist: int | None
-) -> Reidentifier:
-    "What the search and re-check score: the whole pool, or its part that the texts' shortlists and their people cover."
-    if not shortlist:
-        return reidentifier
-    columns = np.asarray(reidentifier.shortlist(list(texts), shortlist)).ravel()
-    columns = np.unique(np.concatenate([columns[columns >= 0], reidentifier.columns(list(true_ids))]))
-    return reidentifier if len(columns) == len(reidentifier.candidate_ids) else reidentifier.restricted_to(columns)
-
-# %% ../../nbs/16_deidentify.ipynb #ba547044
-def _deidentify_all(
-    documents,
-    true_ids,
-    reidentifier,
-    k,
-    fingerprints,
-    *,
-    search,
-    unit,
-    long_documents,
-    release,
-    always_mask,
-    never_mask,
-    max_rechecks,
-    fast,
-    shortlist,
-    **search_kwargs,
-) -> list[Deidentified]:
-    "`deidentify` on usable documents: search, spread, release, re-check (searching further), certify."
-    searched = [mask_words(d, always_mask) if always_mask else d for d in documents]
-    split = [_windows(d, reidentifier, long_documents) for d in searched]
-    cut = [_cut_like(original, pieces) for original, (pieces, _) in zip(documents, split)]
-    originals = ["".join(pieces) + (rest if long_documents == "mask_tail" else "") for pieces, rest in cut]
-    owner = [i for i, (pieces, _) in enumerate(split) for _ in pieces]  # the document of each window
-    window_originals = [piece for pieces, _ in cut for piece in pieces]
-    search_kwargs |= {"keep": list(never_mask)} if never_mask else {}
-    pool = searched_pool(
-        reidentifier, [p for pieces, _ in split for p in pieces], [true_ids[i] for i in owner], shortlist
+@patch(cls_method=True)
+def from_dict(cls: Deidentified, data: dict) -> Deidentified:
+    "The `Deidentified` written by `to_dict`."
+    return cls(
+        data["text"],
+        Certificate.from_dict(data["certificate"]),
+        [Trajectory.from_dict(t) for t in data["trajectories"]],
+        data["tail"],
+        data.get("masked_text", ""),
     )
-    run = lambda texts, ids, model=pool, goal=k: _run_search(search, texts, ids, model, goal, unit, search_kwargs)
-    trajectories = run(
-        [p for pieces, _ in split for p in pieces],
-        [true_ids[i] for i in owner],
-        pool.reduced_precision() if fast else pool,
-    )
-    render = (lambda original, masked: masked) if release is None else release
-    seen = _Previewed(pool, release.preview) if hasattr(release, "preview") else pool  # what re-check searches score
-    extra, calls, rechecked = (
-        [[] for _ in documents],
-        [0] * len(documents),
-        [set() for _ in documents],
-    )  # re-check searches, scoring, windows
-    masked = [t.masked_text_at_k(k) for t in trajectories]
-    for attempt in range(max_rechecks + 1):
-        if unit == "type":
-            masked = _spread_over_documents(window_originals, masked, owner)
-        joined = ["".join(m for m, o in zip(masked, owner) if o == i) + tail for i, (_, tail) in enumerate(split)]
-        released = [render(original, text) for original, text in zip(originals, joined)]
-        released_windows = [render(original, text) for original, text in zip(window_originals, masked)]
-        ranks, alone, document_rank, rows = _recheck(released_windows, released, owner, split, true_ids, pool)
-        for i, (pieces, tail) in enumerate(split):
-            calls[i] += len(pieces) + (len(pieces) > 1 or bool(tail))
-        short = [
-            w for w in range(len(masked)) if min(alone[w], document_rank[owner[w]]) < k
-        ]  # a found document: all its windows
-        if not short or attempt == max_rechecks:
-            break
-        logger.info(
-            f"re-check: {len(short)} window(s) short of k={k} (e.g. {true_ids[owner[short[0]]]}); searching further"
-        )
-        searched_rank = dict(
-            zip(
-                short,
-                alone[short]
-                if release is None
-                else seen.ranks([masked[w] for w in short], [true_ids[owner[w]] for w in short]),
-            )
-        )
-        goals = {w: _recheck_goal(k, searched_rank[w], attempt, len(pool.candidate_ids) - 1) for w in short}
-        for goal in sorted(set(goals.values())):  # hidden alone, found joined: hide it further
-            mine = [w for w in short if goals[w] == goal]
-            for w, t in zip(
-                mine, run([masked[w] for w in mine], [true_ids[owner[w]] for w in mine], model=seen, goal=goal)
-            ):
-                extra[owner[w]].append(t)
-                rechecked[owner[w]].add(w - owner.index(owner[w]))
-                masked[w] = t.masked_text_at_k(goal)
-                calls[owner[w]] += release is not None
-    measured, searches = zip(
-        *[
-            _measured(i, documents[i], joined[i], ranks, owner, trajectories, extra[i], calls[i])
-            for i in range(len(documents))
-        ]
-    )
-    certificates = certify_many(
-        released,
-        true_ids,
-        reidentifier,
-        k,
-        [rows[i] for i in range(len(documents))],
-        None if pool is reidentifier else pool.candidate_ids,
-        *fingerprints,
-        measured,
-    )
-    results = [
-        Deidentified(*args, split[i][1], joined[i]) for i, args in enumerate(zip(released, certificates, searches))
-    ]
-    for result, windows in zip(results, rechecked):
-        result.rechecked = sorted(windows)
-    return results
-
-# %% ../../nbs/16_deidentify.ipynb #bb7faf16
-def _spread_over_documents(window_originals: list[str], masked: list[str], owner: list[int]) -> list[str]:
-    "The masked windows with every type masked anywhere in a document masked in all its windows."
-    spread = list(masked)
-    for i in dict.fromkeys(owner):
-        mine = [w for w, o in enumerate(owner) if o == i]
-        for w, text in zip(mine, _spread_masked_types([window_originals[w] for w in mine], [masked[w] for w in mine])):
-            spread[w] = text
-    return spread
-
-# %% ../../nbs/16_deidentify.ipynb #982048be
-def _measured(i, document, joined, ranks, owner, trajectories, extra, rechecks) -> tuple[dict, list]:
-    "What the certificate of document `i` records besides its witnesses, and the searches behind it."
-    windows = [w for w, o in enumerate(owner) if o == i]
-    mine = [trajectories[w] for w in windows] + extra
-    return dict(
-        rank=int(min(ranks[w] for w in windows)),
-        words_masked=count_masks(joined) - count_masks(document),
-        n_words=count_words(document),
-        windows=len(windows),
-        model_calls=sum(t.model_calls for t in mine) + rechecks,
-    ), mine

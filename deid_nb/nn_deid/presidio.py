@@ -9,7 +9,7 @@ from fastcore.basics import patch
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_anonymizer.entities import OperatorConfig
 from .operators import Operator
-from .deidentifier import Deidentifier
+from .pipeline import Deidentifier
 
 # %% auto #0
 __all__ = ['PRESIDIO_OPERATORS', 'NNDeidRecognizer']

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -23,8 +22,9 @@ from ..reidentifier import BM25Reidentifier, Reidentifier
 logger = get_logger("deid_nb.nn_deid.registry")
 
 # %% auto #0
-__all__ = ['logger', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'EVALUATION_ENSEMBLE', 'ZERO_SHOT', 'NeuralSpec', 'HybridSpec',
-           'load_reidentifier', 'hybrid_from_spec', 'load_ensemble', 'zero_shot_model', 'zero_shot_reidentifier']
+__all__ = ['logger', 'ZERO_SHOT', 'REIDENTIFIERS', 'DEFAULT_REIDENTIFIER', 'EVALUATION_ENSEMBLE', 'NeuralSpec', 'HybridSpec',
+           'load_reidentifier', 'hybrid_from_spec', 'load_ensemble', 'untrained_model', 'zero_shot_model',
+           'zero_shot_registry']
 
 # %% ../../nbs/14_registry.ipynb #006aaf14
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class NeuralSpec:
 
     description: str
     model: BiEncoderConfig = field(default_factory=BiEncoderConfig)
-    training: TrainingConfig = field(default_factory=TrainingConfig)
+    training: TrainingConfig | None = field(default_factory=TrainingConfig)  # None: untrained, the encoder as packaged
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class HybridSpec:
     k3: float | None = 0.0
 
 # %% ../../nbs/14_registry.ipynb #4da9ae5c
+ZERO_SHOT = "zero_shot"  # the untrained entry (see "The zero-shot model" below)
 REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     "nn_uniform": NeuralSpec(
         "MiniLM f and g, mean pooling, 384-d (no projection), uniform masking prior, 2 epochs (the paper's NN ReID)",
@@ -85,6 +86,7 @@ REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
         BiEncoderConfig(),
         TrainingConfig(epochs=3, frozen_layers=0, freeze_embeddings=False, profile_epochs=(1,)),
     ),
+    ZERO_SHOT: NeuralSpec("untrained MiniLM bi-encoder", BiEncoderConfig(embedding_dim=None), training=None),
     "bm25": None,  # BM25Reidentifier (k1 = 4.5, b = 0.9)
 }
 DEFAULT_REIDENTIFIER = "nn_unfrozen_bm25"
@@ -120,6 +122,9 @@ def load_reidentifier(
         hybrid = hybrid_from_spec(spec, neural, dataset, name)
         hybrid.trained_in = getattr(neural, "trained_in", None)
         return hybrid
+    cache_dir = get_artifacts_dir(artifacts_dir) / "profile_cache"
+    if spec.training is None:  # the encoder as packaged (`untrained_model`, below)
+        return NeuralReidentifier(untrained_model(spec.model, device), dataset.people, name, cache_dir=cache_dir)
     directory = run_directory(dataset, spec.model, spec.training, artifacts_dir, name, device)
     if not train_if_missing and not (directory / "training.json").exists():
         raise FileNotFoundError(
@@ -129,12 +134,8 @@ def load_reidentifier(
         dataclasses.replace(spec.training, distributed=True) if distributed else spec.training
     )  # same run directory
     trained = train_reidentifier(dataset, spec.model, training, artifacts_dir, name, progress=progress, device=device)
-    reidentifier = NeuralReidentifier(
-        trained.model, dataset.people, name, cache_dir=get_artifacts_dir(artifacts_dir) / "profile_cache"
-    )
-    reidentifier.trained_in = (
-        trained.directory
-    )  # what results computed with it depend on (see deid_nb.nn_deid.experiments)
+    reidentifier = NeuralReidentifier(trained.model, dataset.people, name, cache_dir=cache_dir)
+    reidentifier.trained_in = trained.directory  # what results computed with it depend on (see deid_nb.nn_deid.runs)
     return reidentifier
 
 # %% ../../nbs/14_registry.ipynb #65e22a78
@@ -177,23 +178,27 @@ def load_ensemble(dataset: PeopleDataset, names: Sequence[str] = EVALUATION_ENSE
     return [load_reidentifier(name, dataset, **kwargs) for name in names]
 
 # %% ../../nbs/14_registry.ipynb #0cf108e5
-ZERO_SHOT = "minilm_zero_shot"
+_UNTRAINED: dict = {}  # (configuration, device) -> the loaded model
 
 
-def zero_shot_model(
+def untrained_model(
+    config: BiEncoderConfig,
     device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
 ) -> BiEncoder:
-    "The packaged MiniLM as an untrained bi-encoder (384-d, no projection), loaded once per process and device."
-    return _zero_shot_model(resolve_device(device))
+    "A bi-encoder of `config` as packaged (no training), loaded once per process, configuration and device."
+    device = resolve_device(device)
+    key = (repr(config), str(device))
+    if key not in _UNTRAINED:
+        _UNTRAINED[key] = BiEncoder(config).to(device).eval()
+    return _UNTRAINED[key]
 
 
-@functools.lru_cache(maxsize=1)
-def _zero_shot_model(device) -> BiEncoder:
-    return BiEncoder(BiEncoderConfig(embedding_dim=None)).to(device).eval()
+def zero_shot_model(device: str | None = None) -> BiEncoder:
+    "The model of the registry's zero-shot entry: the packaged MiniLM, 384-d, no projection, untrained."
+    return untrained_model(REIDENTIFIERS[ZERO_SHOT].model, device)
 
 
-def zero_shot_reidentifier(
-    dataset: PeopleDataset, name: str = ZERO_SHOT, device: str | None = None
-) -> NeuralReidentifier:
-    "The zero-shot MiniLM bi-encoder over all of `dataset`'s people."
-    return NeuralReidentifier(zero_shot_model(device), dataset.people, name)
+def zero_shot_registry(registry: dict | None = None) -> dict:
+    "`registry` (default: REIDENTIFIERS) with each neural entry replaced by the zero-shot one, under its own name."
+    registry = REIDENTIFIERS if registry is None else registry
+    return {name: REIDENTIFIERS[ZERO_SHOT] if isinstance(spec, NeuralSpec) else spec for name, spec in registry.items()}

@@ -18,7 +18,6 @@ import seaborn as sns
 
 from .. import metrics
 from ..baselines import lexical_redact, named_entity_redact
-from ..core import get_artifacts_dir
 from ..data import PeopleDataset
 from ..masking import mask_fraction_of_types
 from ..reidentifier import Reidentifier
@@ -28,17 +27,15 @@ from .hybrid import HybridReidentifier, channel_conditions, fitted_lexical_weigh
 from deid_nb.nn_deid.registry import (
     EVALUATION_ENSEMBLE,
     REIDENTIFIERS,
-    ZERO_SHOT,
     HybridSpec,
-    hybrid_from_spec,
     load_reidentifier,
-    zero_shot_model,
+    zero_shot_registry,
 )
 from .deidentify import deidentify
 
 # %% auto #0
-__all__ = ['LEVER_CONDITIONS', 'masking_conditions', 'birth_date_probe', 'zero_shot_reidentifier', 'load_measured_reidentifier',
-           'accuracy_row', 'dataset_accuracy', 'hybrid_top1', 'channel_grid', 'compare_adversaries', 'levers_figure']
+__all__ = ['LEVER_CONDITIONS', 'masking_conditions', 'birth_date_probe', 'load_measured_reidentifier', 'accuracy_row',
+           'dataset_accuracy', 'hybrid_top1', 'channel_grid', 'compare_adversaries', 'levers_figure']
 
 # %% ../../nbs/17b_reidentifier_levers.ipynb #a4914adb
 def masking_conditions(people) -> dict[str, list[str]]:
@@ -64,27 +61,16 @@ def birth_date_probe(people, candidates) -> tuple[list[str], list[str], float]:
     )
 
 # %% ../../nbs/17b_reidentifier_levers.ipynb #2904e7df
-def zero_shot_reidentifier(dataset: PeopleDataset, name: str = ZERO_SHOT) -> NeuralReidentifier:
-    "The registry's zero-shot MiniLM over all of `dataset`'s people under `name`, its profile embeddings cached."
-    return NeuralReidentifier(zero_shot_model(), dataset.people, name, cache_dir=get_artifacts_dir() / "profile_cache")
-
-
 def load_measured_reidentifier(
     name: str, dataset: PeopleDataset, zero_shot_neural: bool = False
 ) -> tuple[Reidentifier, float | None]:
-    "Re-identifier `name` ('zero_shot', or a registry name; neural parts zero-shot if asked) and its training seconds."
-    if name == "zero_shot":
-        return zero_shot_reidentifier(dataset), 0.0
-    spec = REIDENTIFIERS[name]
-    if zero_shot_neural and spec is not None:
-        if isinstance(spec, HybridSpec):
-            return hybrid_from_spec(spec, zero_shot_reidentifier(dataset, spec.neural), dataset, name), 0.0
-        return zero_shot_reidentifier(dataset, name), 0.0
-    reidentifier = load_reidentifier(name, dataset, progress=False)
+    "Re-identifier `name` (a registry name; every neural part the zero-shot entry if asked) and its training seconds."
+    registry = zero_shot_registry() if zero_shot_neural else REIDENTIFIERS
+    reidentifier, spec = load_reidentifier(name, dataset, registry=registry, progress=False), registry[name]
     if isinstance(spec, HybridSpec):  # the neural part's training; the BM25 channel needs none
-        name, spec = spec.neural, REIDENTIFIERS[spec.neural]
-    if spec is None:
-        return reidentifier, None
+        name, spec = spec.neural, registry[spec.neural]
+    if spec is None or spec.training is None:  # BM25: nothing trained (None); the zero-shot MiniLM: no time spent
+        return reidentifier, None if spec is None else 0.0
     record = run_directory(dataset, spec.model, spec.training, None, name) / "training.json"
     return reidentifier, round(sum(e["seconds"] for e in json.loads(record.read_text())["history"]), 1)
 
