@@ -21,6 +21,7 @@ from ..reidentifier import bm25_tokens
 from .lm_scores import model_key
 from .risk_indicators import RiskIndicator, fit_threshold, fold_scorer, token_f1_objective
 from .tab_corpus import TabDocument
+from .tab_metrics import overlapping_tokens
 
 # %% auto #0
 __all__ = ['CLOZE', 'FILLER', 'UNASSESSED', 'protected_name', 'masked_with_shift', 'perturbation_drops',
@@ -70,8 +71,7 @@ def masked_with_shift(text: str, spans: Sequence[tuple[int, int]], filler: str =
 
 # %% ../../nbs/34b_context_indicators.ipynb #ef1c70d1
 def _span_logprob(scores, start: int, end: int) -> float:
-    overlap = (scores.offsets[:, 0] < end) & (scores.offsets[:, 1] > start)
-    return float(scores.logprobs[overlap].sum())
+    return float(scores.logprobs[overlapping_tokens(scores.offsets, start, end)].sum())
 
 # %% ../../nbs/34b_context_indicators.ipynb #fc4455b9
 def perturbation_drops(
@@ -100,10 +100,10 @@ def perturbation_drops(
         drops[key] = max(values)
     return drops
 
-# %% ../../nbs/34b_context_indicators.ipynb #fa444977
-UNASSESSED = float("inf")
-
 # %% ../../nbs/34b_context_indicators.ipynb #7fa0cf05
+UNASSESSED = float("inf")  # the risk of an entity the cost cap left out: always masked
+
+
 def cached_perturbation_drops(
     model,
     tokenizer,

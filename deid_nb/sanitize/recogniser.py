@@ -44,7 +44,7 @@ logger = get_logger("deid_nb.sanitize.recogniser")
 
 # %% auto #0
 __all__ = ['logger', 'LABELS', 'LABEL_IDS', 'RECOGNISER_RUN_SIZES', 'bio_labels', 'decode_spans', 'RecogniserConfig',
-           'recogniser_cache_key', 'train_token_classifier', 'EntityRecogniser', 'load_recogniser']
+           'train_token_classifier', 'recogniser_cache_key', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32a_recogniser.ipynb #158d875e
 LABELS = ["O"] + [f"{prefix}-{t}" for t in ENTITY_TYPES for prefix in "BI"]
@@ -66,6 +66,14 @@ def bio_labels(offsets: Sequence[tuple[int, int]], spans: Sequence[Span]) -> lis
         previous = inside
     return labels
 
+# %% ../../nbs/32a_recogniser.ipynb #5fea2638
+def _widen(text: str, start: int, end: int, kind: str) -> Span:
+    while start > 0 and (text[start - 1].isalnum() and text[start].isalnum()):
+        start -= 1
+    while end < len(text) and (text[end].isalnum() and text[end - 1].isalnum()):
+        end += 1
+    return start, end, kind
+
 # %% ../../nbs/32a_recogniser.ipynb #26f39199
 def decode_spans(text: str, offsets: Sequence[tuple[int, int]], label_ids: Sequence[int]) -> list[Span]:
     "Character spans `(start, end, type)` from per-subword label ids, widened to word boundaries."
@@ -83,14 +91,6 @@ def decode_spans(text: str, offsets: Sequence[tuple[int, int]], label_ids: Seque
             current = [start, end, kind]
             spans.append(current)
     return longest_spans([_widen(text, *span) for span in spans])
-
-# %% ../../nbs/32a_recogniser.ipynb #5fea2638
-def _widen(text: str, start: int, end: int, kind: str) -> Span:
-    while start > 0 and (text[start - 1].isalnum() and text[start].isalnum()):
-        start -= 1
-    while end < len(text) and (text[end].isalnum() and text[end - 1].isalnum()):
-        end += 1
-    return start, end, kind
 
 # %% ../../nbs/32a_recogniser.ipynb #d04cceb9
 @dataclass
@@ -114,29 +114,6 @@ RECOGNISER_RUN_SIZES = {
     ),  # the experiments' quick profile: a throw-away recogniser
     "default": RecogniserConfig(),
 }
-
-# %% ../../nbs/32a_recogniser.ipynb #02eebd56
-def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
-    "Hash of the config, the data digest and the source of the code that builds the silver corpus and trains: the cache folder's name."
-    code = [
-        normalise_phrase,
-        gazetteer_phrases,
-        build_gazetteer,
-        gazetteer_matches,
-        longest_spans,
-        spacy_tab_entities,
-        silver_spans,
-        bio_labels,
-        _encoder_for_tokens,
-        _batches,
-        train_token_classifier,
-    ]
-    constants = [ONTONOTES_TO_TAB, DEM_FIELDS, MISC_FIELDS, LABELS, _VALUE_SPLIT.pattern]
-    payload = "\n".join(
-        [json.dumps(asdict(config), sort_keys=True), data_digest, json.dumps(constants)]
-        + [inspect.getsource(f) for f in code]
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 # %% ../../nbs/32a_recogniser.ipynb #e8c34a89
 def _encoder_for_tokens(config: RecogniserConfig):
@@ -204,6 +181,29 @@ def train_token_classifier(
         "train_seconds": round(time.time() - started, 1),
     }
     return model.eval(), tokenizer, stats
+
+# %% ../../nbs/32a_recogniser.ipynb #02eebd56
+def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
+    "Hash of the config, the data digest and the source of the code that builds the silver corpus and trains: the cache folder's name."
+    code = [
+        normalise_phrase,
+        gazetteer_phrases,
+        build_gazetteer,
+        gazetteer_matches,
+        longest_spans,
+        spacy_tab_entities,
+        silver_spans,
+        bio_labels,
+        _encoder_for_tokens,
+        _batches,
+        train_token_classifier,
+    ]
+    constants = [ONTONOTES_TO_TAB, DEM_FIELDS, MISC_FIELDS, LABELS, _VALUE_SPLIT.pattern]
+    payload = "\n".join(
+        [json.dumps(asdict(config), sort_keys=True), data_digest, json.dumps(constants)]
+        + [inspect.getsource(f) for f in code]
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 # %% ../../nbs/32a_recogniser.ipynb #4853ded6
 class EntityRecogniser:

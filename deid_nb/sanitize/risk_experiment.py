@@ -203,6 +203,13 @@ class RiskExperiment:
     cache_name: str = ""  # names the run's cached decisions (empty: not cached)
     data_dir: object = None
 
+    def __repr__(self):
+        indicators = [c for c in self.decisions.columns if f"{c} risk" in self.decisions.columns]
+        return (
+            f"RiskExperiment({len(self.docs)} documents, {len(self.spans)} spans, {len(self.folds)} folds, "
+            f"model={model_key(self.model)!r}, indicators={indicators}, cache_name={self.cache_name!r})"
+        )
+
 # %% ../../nbs/34d_risk_experiment.ipynb #8f5f6f1a
 def run_risk_experiment(
     profile: str = "quick", overrides: Mapping | None = None, seed: int = 0, data_dir=None

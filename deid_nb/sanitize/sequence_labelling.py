@@ -21,6 +21,7 @@ from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokeni
 from ..core import get_artifacts_dir, read_cache, resolve_device
 from ..encoders import mixed_precision, resolve_encoder
 from .risk_indicators import RiskIndicator
+from .tab_metrics import overlapping_tokens
 
 # %% auto #0
 __all__ = ['SEQ_LABELS', 'SequenceLabellingIndicator']
@@ -77,6 +78,28 @@ class SequenceLabellingIndicator(RiskIndicator):
             return_offsets_mapping=True,
         )
 
+# %% ../../nbs/34c_sequence_labelling.ipynb #9c57e1c8
+def _train_token_classifier(model, examples, epochs: int, lr: float, class_weights, seed: int, batch_size: int = 8):
+    "Weighted cross-entropy fine-tuning, shuffled mini-batches, AdamW."
+    rng, optimiser = np.random.default_rng(seed), torch.optim.AdamW(model.parameters(), lr=lr)
+    device = model.device
+    loss_fn = torch.nn.CrossEntropyLoss(
+        weight=torch.tensor(class_weights, dtype=torch.float, device=device), ignore_index=-100
+    )
+    model.train()
+    for _ in range(epochs):
+        for b in np.array_split(rng.permutation(len(examples)), max(1, len(examples) // batch_size)):
+            width = max(len(examples[i][0]) for i in b)
+            ids = torch.tensor([examples[i][0] + [0] * (width - len(examples[i][0])) for i in b], device=device)
+            labels = torch.tensor([examples[i][1] + [-100] * (width - len(examples[i][1])) for i in b], device=device)
+            with mixed_precision(device):  # bfloat16 products where the device has them natively
+                logits = model(input_ids=ids, attention_mask=(labels != -100) | (ids != 0)).logits
+            loss = loss_fn(logits.float().reshape(-1, 3), labels.reshape(-1))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    model.eval()
+
 # %% ../../nbs/34c_sequence_labelling.ipynb #137d0674
 @patch
 def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame):
@@ -129,28 +152,6 @@ def fit(self: SequenceLabellingIndicator, train_docs, train_spans: pd.DataFrame)
         os.replace(tmp, folder)
     return self
 
-# %% ../../nbs/34c_sequence_labelling.ipynb #9c57e1c8
-def _train_token_classifier(model, examples, epochs: int, lr: float, class_weights, seed: int, batch_size: int = 8):
-    "Weighted cross-entropy fine-tuning, shuffled mini-batches, AdamW."
-    rng, optimiser = np.random.default_rng(seed), torch.optim.AdamW(model.parameters(), lr=lr)
-    device = model.device
-    loss_fn = torch.nn.CrossEntropyLoss(
-        weight=torch.tensor(class_weights, dtype=torch.float, device=device), ignore_index=-100
-    )
-    model.train()
-    for _ in range(epochs):
-        for b in np.array_split(rng.permutation(len(examples)), max(1, len(examples) // batch_size)):
-            width = max(len(examples[i][0]) for i in b)
-            ids = torch.tensor([examples[i][0] + [0] * (width - len(examples[i][0])) for i in b], device=device)
-            labels = torch.tensor([examples[i][1] + [-100] * (width - len(examples[i][1])) for i in b], device=device)
-            with mixed_precision(device):  # bfloat16 products where the device has them natively
-                logits = model(input_ids=ids, attention_mask=(labels != -100) | (ids != 0)).logits
-            loss = loss_fn(logits.float().reshape(-1, 3), labels.reshape(-1))
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-    model.eval()
-
 # %% ../../nbs/34c_sequence_labelling.ipynb #0e276c64
 @patch
 @torch.no_grad()
@@ -165,8 +166,9 @@ def risk(self: SequenceLabellingIndicator, docs, spans: pd.DataFrame) -> np.ndar
         for ids, offs in zip(enc["input_ids"], enc["offset_mapping"]):
             labels = self.model(input_ids=torch.tensor([ids], device=self.model.device)).logits[0].argmax(-1).tolist()
             masked_pieces += [(s, e, lab > 0) for (s, e), lab in zip(offs, labels) if s < e]
+        pieces = np.array([(s, e) for s, e, _ in masked_pieces]).reshape(-1, 2)
+        masked = np.array([m for _, _, m in masked_pieces], bool)
         for i in rows:
-            start, end = spans.start.iloc[i], spans.end.iloc[i]
-            votes = [m for s, e, m in masked_pieces if s < end and e > start]
-            risk[i] = np.mean(votes) if votes else 0.0
+            votes = masked[overlapping_tokens(pieces, spans.start.iloc[i], spans.end.iloc[i])]
+            risk[i] = votes.mean() if len(votes) else 0.0
     return risk
