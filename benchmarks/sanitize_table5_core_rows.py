@@ -23,13 +23,12 @@ from deid_nb.causal_lm import load_causal_lm
 from deid_nb.sanitize.context_indicators import PerturbationIndicator
 from deid_nb.sanitize.lm_scores import SurprisalWeights, document_scores, span_features
 from deid_nb.sanitize.risk_indicators import (
-    LMProbabilityIndicator,
-    ReplayIndicator,
     cross_validate,
     document_folds,
     gold_span_table,
     masks_from_decisions,
 )
+from deid_nb.sanitize.span_indicators import LMProbabilityIndicator, ReplayIndicator
 from deid_nb.sanitize.tab_corpus import load_wiki_annotated
 from deid_nb.sanitize.tab_metrics import TabScorer, table_row
 from results import write_results  # this script's folder is on sys.path when it is run

@@ -32,7 +32,7 @@ SYSTEM_PAGES = {  # system folder → (title, the notebooks behind it, how our s
     ),
     "sanitize": (
         "Sanitization with privacy-risk indicators (Papadopoulou, Lison, Anderson, Øvrelid & Pilán, 2023)",
-        "chapters `nbs/30`–`34b`, experiments `nbs/35`–`38`",
+        "chapters `nbs/30`–`34d`, experiments `nbs/35`–`38`",
         "the paper trains on 453 annotated Wikipedia biographies and the ECHR court cases; we have "
         "its 100 annotated test biographies (indicators cross-validated on them), MiniLM and SmolLM2-135M; no court cases.",
     ),

@@ -377,7 +377,7 @@ def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_than_the_papers
 
 def test_perturbation_indicator_assesses_23_documents_by_default():
     "36/37/38: 'the first `perturb_docs` documents only (the default size's cost cap: 23 of the 100 bios are assessed, the spans of the other 77 count as masked)'"
-    from deid_nb.sanitize.context_indicators import RUN_SIZES
+    from deid_nb.sanitize.risk_experiment import RUN_SIZES
 
     assert RUN_SIZES["default"]["perturb_docs"] == 23
     assert RUN_SIZES["default"].get("perturb_chars") is None

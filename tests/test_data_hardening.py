@@ -50,7 +50,8 @@ from deid_nb.nn_deid.training_run import train_bi_encoder
 from deid_nb.sanitize.context_indicators import cached_perturbation_drops
 from deid_nb.sanitize.lm_scores import document_scores
 from deid_nb.sanitize.recogniser import RecogniserConfig, load_recogniser, recogniser_cache_key
-from deid_nb.sanitize.risk_indicators import gold_span_table, span_embeddings
+from deid_nb.sanitize.risk_indicators import gold_span_table
+from deid_nb.sanitize.span_indicators import span_embeddings
 from deid_nb.sanitize.tab_corpus import load_tab
 
 SHARED = Path("/work/shared/data")

@@ -22,7 +22,7 @@ import deid_nb.nn_deid.registry as registry
 import deid_nb.nn_deid.training as training
 import deid_nb.nn_deid.training_run as training_run
 import deid_nb.sanitize.recogniser as recogniser
-import deid_nb.sanitize.risk_indicators as risk_indicators
+import deid_nb.sanitize.sequence_labelling as sequence_labelling
 from deid_nb.adversarial.pii_data import TaggedSentence
 from deid_nb.adversarial.word_embeddings import random_embeddings
 from deid_nb.core import resolve_device
@@ -192,10 +192,10 @@ def test_recogniser_follows_the_rule(asked):
 
 
 def test_sequence_labeller_follows_the_rule(tmp_path, asked):
-    calls = asked(risk_indicators)
+    calls = asked(sequence_labelling)
     docs = [types.SimpleNamespace(doc_id="a", text="Alma Arden was born in Bergen in 1950.")]
     spans = pd.DataFrame({"doc_id": ["a", "a"], "start": [0, 23], "end": [10, 29], "mask": [True, False]})
-    indicator = risk_indicators.SequenceLabellingIndicator(
+    indicator = sequence_labelling.SequenceLabellingIndicator(
         epochs=1, random_init=TINY_ENCODER, artifacts_dir=tmp_path
     ).fit(docs, spans)
     assert calls == [None] and indicator.model.device == resolve_device()

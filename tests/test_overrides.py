@@ -13,7 +13,7 @@ import pytest
 from deid_nb.experiments import apply_overrides
 from deid_nb.nn_deid.runs import RUN_SIZES as NN_DEID_RUN_SIZES, RunSize
 from deid_nb.run_plan import experiment_notebooks
-from deid_nb.sanitize.context_indicators import RUN_SIZES as RISK_RUN_SIZES
+from deid_nb.sanitize.risk_experiment import RUN_SIZES as RISK_RUN_SIZES
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = experiment_notebooks(ROOT / "nbs")

@@ -16,6 +16,7 @@ import torch
 
 from ..causal_lm import TokenScores, token_logprobs
 from ..core import atomic_path, get_artifacts_dir, get_logger, read_cache
+from .tab_metrics import overlapping_tokens
 
 # %% auto #0
 __all__ = ['SPAN_FEATURES', 'P_W_LABEL', 'model_key', 'document_scores', 'span_logprobs', 'log_prob_features', 'span_features',
@@ -80,8 +81,7 @@ def span_logprobs(scores: TokenScores, start: int, end: int) -> np.ndarray:
     "log-probs of the subwords overlapping characters [start, end)."
     if not start < end:
         raise ValueError(f"empty span [{start}, {end})")
-    overlap = (scores.offsets[:, 0] < end) & (scores.offsets[:, 1] > start)
-    return scores.logprobs[overlap]
+    return scores.logprobs[overlapping_tokens(scores.offsets, start, end)]
 
 
 def log_prob_features(log_probs: Sequence[float], text: str) -> dict:
@@ -127,7 +127,9 @@ def word_surprisal(
 ) -> np.ndarray:
     "Each word's surprisal in nats: −(sum of log p of the subwords overlapping it)."
     spans = np.asarray(word_spans, dtype=np.int64).reshape(-1, 2)
-    overlap = (scores.offsets[None, :, 0] < spans[:, 1:2]) & (scores.offsets[None, :, 1] > spans[:, 0:1])
+    overlap = np.array([overlapping_tokens(scores.offsets, s, e) for s, e in spans], bool).reshape(
+        len(spans), len(scores.offsets)
+    )
     return -(overlap * scores.logprobs[None, :]).sum(axis=1)
 
 # %% ../../nbs/33_lm_scores.ipynb #7b3b8c74

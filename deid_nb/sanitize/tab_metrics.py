@@ -24,8 +24,8 @@ logger = get_logger("deid_nb.sanitize.tab_metrics")
 
 # %% auto #0
 __all__ = ['logger', 'POS_TO_IGNORE', 'WORDS_TO_IGNORE', 'CHARACTERS_TO_IGNORE', 'SPACY_ALIASES', 'Weighting', 'TABLE_COLUMNS',
-           'load_tagger', 'ignorable_characters', 'tokens_of', 'uniform_weights', 'table_weights', 'TabScorer',
-           'table_row', 'MaskedLMWeighting', 'recogniser_token_scores']
+           'load_tagger', 'ignorable_characters', 'tokens_of', 'overlapping_tokens', 'uniform_weights', 'table_weights',
+           'TabScorer', 'table_row', 'MaskedLMWeighting', 'recogniser_token_scores']
 
 # %% ../../nbs/31_tab_metrics.ipynb #1dcd9b95
 POS_TO_IGNORE = frozenset({"ADP", "PART", "CCONJ", "DET"})
@@ -60,6 +60,16 @@ def ignorable_characters(text: str, spacy_doc) -> np.ndarray:
 def tokens_of(text: str, start: int, end: int) -> list[tuple[int, int]]:
     "The `\\w+` tokens inside `text[start:end]`, as absolute offsets."
     return [(start + m.start(), start + m.end()) for m in WORD_PATTERN.finditer(text[start:end])]
+
+# %% ../../nbs/31_tab_metrics.ipynb #fb495603
+def overlapping_tokens(
+    offsets,  # one (start, end) character range per token, as tokenizers' `offset_mapping` gives them
+    start: int,
+    end: int,
+) -> np.ndarray:
+    "Boolean mask of the tokens whose characters overlap the span [start, end)."
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    return (offsets[:, 0] < end) & (offsets[:, 1] > start)
 
 # %% ../../nbs/31_tab_metrics.ipynb #4523f36e
 Weighting = Callable[[str, Sequence[tuple[int, int]]], Sequence[float]]
@@ -249,10 +259,9 @@ class MaskedLMWeighting:
             text, return_offsets_mapping=True, verbose=False
         )  # cut into segments below: no length warning
         ids = torch.tensor(encoding["input_ids"])
-        subwords = [
-            [i for i, (s, e) in enumerate(encoding["offset_mapping"]) if e > s and s < end and e > start]
-            for start, end in spans
-        ]
+        offsets = np.asarray(encoding["offset_mapping"]).reshape(-1, 2)
+        real = offsets[:, 1] > offsets[:, 0]  # special tokens cover no character
+        subwords = [np.flatnonzero(real & overlapping_tokens(offsets, start, end)).tolist() for start, end in spans]
         masked, attention = ids.clone(), torch.ones_like(ids)
         for i in {i for indices in subwords for i in indices}:
             masked[i], attention[i] = self.tokenizer.mask_token_id, 0
@@ -271,6 +280,11 @@ def _token_types(text: str, spans: Iterable[tuple[int, int, str]]) -> dict[tuple
         for token in tokens_of(text, start, end):
             labels.setdefault(token, label)
     return labels
+
+# %% ../../nbs/31_tab_metrics.ipynb #c112e1be
+def _prf(tp, fp, fn) -> tuple:
+    p, r = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0), int(tp), int(fp), int(fn)
 
 # %% ../../nbs/31_tab_metrics.ipynb #c9de2615
 def recogniser_token_scores(
@@ -298,8 +312,3 @@ def recogniser_token_scores(
     return pd.DataFrame(
         [(name, *_prf(*c)) for name, c in rows.items()], columns=["type", "P", "R", "F1", "tp", "fp", "fn"]
     ).set_index("type")
-
-# %% ../../nbs/31_tab_metrics.ipynb #c112e1be
-def _prf(tp, fp, fn) -> tuple:
-    p, r = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0), int(tp), int(fp), int(fn)
