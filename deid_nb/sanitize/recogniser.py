@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -22,7 +22,7 @@ from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
 from ..core import get_artifacts_dir, get_logger, resolve_device, seed_everything, sha256_of
-from ..data import Person, dataset_path, load_wikibio_2000
+from ..data import Person, dataset_path, load_wikibio_2000, load_wikibio_mini
 from ..encoders import mixed_precision, resolve_encoder
 from deid_nb.sanitize.silver_corpus import (
     _VALUE_SPLIT,
@@ -31,20 +31,23 @@ from deid_nb.sanitize.silver_corpus import (
     ONTONOTES_TO_TAB,
     Span,
     build_gazetteer,
+    case_forms,
     gazetteer_matches,
     gazetteer_phrases,
     longest_spans,
     normalise_phrase,
     silver_spans,
     spacy_tab_entities,
+    truecase,
 )
 from .tab_corpus import ENTITY_TYPES
 
 logger = get_logger("deid_nb.sanitize.recogniser")
 
 # %% auto #0
-__all__ = ['logger', 'LABELS', 'LABEL_IDS', 'RECOGNISER_RUN_SIZES', 'bio_labels', 'decode_spans', 'RecogniserConfig',
-           'train_token_classifier', 'recogniser_cache_key', 'EntityRecogniser', 'load_recogniser']
+__all__ = ['logger', 'LABELS', 'LABEL_IDS', 'SILVER_DATASETS', 'RECOGNISER_RUN_SIZES', 'bio_labels', 'decode_spans',
+           'silver_documents', 'RecogniserConfig', 'label_weights', 'train_token_classifier', 'recogniser_cache_key',
+           'threshold_labels', 'EntityRecogniser', 'load_recogniser']
 
 # %% ../../nbs/32a_recogniser.ipynb #158d875e
 LABELS = ["O"] + [f"{prefix}-{t}" for t in ENTITY_TYPES for prefix in "BI"]
@@ -92,17 +95,38 @@ def decode_spans(text: str, offsets: Sequence[tuple[int, int]], label_ids: Seque
             spans.append(current)
     return longest_spans([_widen(text, *span) for span in spans])
 
+# %% ../../nbs/32a_recogniser.ipynb #47f84d50
+SILVER_DATASETS = ("wikibio_2000", "wikibio_mini")
+
+
+def silver_documents(datasets: Sequence[str]) -> tuple[list[Person], list[str], str]:
+    "(people, their introductions to label, data digest) of the silver datasets; WikiBio-mini's truecased first."
+    if not datasets or set(datasets) - set(SILVER_DATASETS):
+        raise ValueError(f"silver datasets are some of {SILVER_DATASETS}, got {list(datasets)}")
+    reference = load_wikibio_2000()
+    people = list(reference) if "wikibio_2000" in datasets else []
+    texts = [p.document for p in people]
+    if "wikibio_mini" in datasets:
+        forms, mini = case_forms(p.document for p in reference), load_wikibio_mini()
+        people += list(mini)
+        texts += [truecase(p.document, forms, [p.profile.get("name", "")]) for p in mini]
+    digests = {name: sha256_of(dataset_path(name)) for name in sorted({"wikibio_2000", *datasets})}
+    return people, texts, hashlib.sha256(json.dumps(digests).encode()).hexdigest()
+
 # %% ../../nbs/32a_recogniser.ipynb #d04cceb9
 @dataclass
 class RecogniserConfig:
-    "Every parameter of the recogniser's silver corpus and training."
+    "Every parameter of the recogniser's silver corpus, training and decoding."
 
     encoder: str = "minilm"  # a Hugging Face encoder name/path; "minilm" is the packaged all-MiniLM-L6-v2
-    max_documents: int = 480  # silver documents trained on (WikiBio-2000 has 2,000)
+    silver_datasets: tuple[str, ...] = ("wikibio_2000",)  # silver intros when no people are given (or "wikibio_mini")
+    max_documents: int | None = 480  # silver documents trained on (None: all)
     epochs: int = 2
     batch_size: int = 16
     learning_rate: float = 2e-4
     max_length: int = 96  # subwords per training document (longer ones are truncated)
+    class_weight_power: float = 0.0  # label loss weight (count of O / count of label) ** power, capped at 10; 0: none
+    o_threshold: float | None = None  # decoding: a subword is O only when P(O) >= this (None: the most probable label)
     spacy_model: str = "md"  # the generic NER model of the silver corpus
     seed: int = 0
     random_init: dict | None = None  # tests: a randomly initialised encoder with these config overrides
@@ -113,6 +137,13 @@ RECOGNISER_RUN_SIZES = {
         max_documents=32, epochs=1, max_length=48
     ),  # the experiments' quick size: a throw-away recogniser
     "default": RecogniserConfig(),
+    "full": RecogniserConfig(  # every silver intro, class-weighted, an O-probability bar (issue 35's recipe)
+        silver_datasets=("wikibio_2000", "wikibio_mini"),
+        max_documents=None,
+        epochs=1,
+        class_weight_power=0.5,
+        o_threshold=0.9,
+    ),
 }
 
 # %% ../../nbs/32a_recogniser.ipynb #e8c34a89
@@ -136,6 +167,16 @@ def _batches(encodings: list[dict], batch_size: int, pad_id: int, rng: np.random
         pad = lambda key, value: torch.tensor([e[key] + [value] * (width - len(e[key])) for e in chunk])
         yield pad("input_ids", pad_id), pad("attention_mask", 0), pad("labels", -100)
 
+# %% ../../nbs/32a_recogniser.ipynb #9ae1be28
+def label_weights(labels: Sequence[Sequence[int]], power: float, cap: float = 10.0) -> torch.Tensor | None:
+    "Loss weight per label: (count of O / count of the label) ** power, at most `cap`, O at 1; None when power is 0."
+    if not power:
+        return None
+    counts = np.bincount([i for row in labels for i in row if i >= 0], minlength=len(LABELS)).astype(float)
+    weights = np.minimum(cap, (counts[0] / np.maximum(counts, 1)) ** power)
+    weights[0] = 1.0
+    return torch.tensor(weights, dtype=torch.float32)
+
 # %% ../../nbs/32a_recogniser.ipynb #3b571328
 def train_token_classifier(
     texts: Sequence[str], spans: Sequence[Sequence[Span]], config: RecogniserConfig, device: str | None = None
@@ -157,17 +198,21 @@ def train_token_classifier(
                 "labels": bio_labels(encoding["offset_mapping"], text_spans),
             }
         )
+    weights = label_weights([e["labels"] for e in encodings], config.class_weight_power)
+    loss_function = torch.nn.CrossEntropyLoss(weight=None if weights is None else weights.to(device))
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
     steps = config.epochs * -(-len(encodings) // config.batch_size)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: max(0.0, 1 - step / steps))
+    warmup = max(1, steps // 20)  # linear warm-up over the first 5% of steps, then linear decay to 0
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: min((step + 1) / warmup, max(0.0, (steps - step) / max(1, steps - warmup)))
+    )
     rng, losses, started = np.random.RandomState(config.seed), [], time.time()
     model.train()
     for _ in range(config.epochs):
         for input_ids, attention_mask, labels in _batches(encodings, config.batch_size, tokenizer.pad_token_id, rng):
             with mixed_precision(device):  # bfloat16 products where the device has them natively
-                loss = model(
-                    input_ids=input_ids.to(device), attention_mask=attention_mask.to(device), labels=labels.to(device)
-                ).loss
+                logits = model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device)).logits
+            loss = loss_function(logits.float().view(-1, len(LABELS)), labels.to(device).view(-1))
             loss.backward()
             optimiser.step()
             schedule.step()
@@ -184,7 +229,7 @@ def train_token_classifier(
 
 # %% ../../nbs/32a_recogniser.ipynb #02eebd56
 def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
-    "Hash of the config, the data digest and the source of the code that builds the silver corpus and trains: the cache folder's name."
+    "The cache folder's name: hash of the config (but decoding's `o_threshold`), the data and the training code."
     code = [
         normalise_phrase,
         gazetteer_phrases,
@@ -193,17 +238,29 @@ def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
         longest_spans,
         spacy_tab_entities,
         silver_spans,
+        case_forms,
+        truecase,
+        silver_documents,
         bio_labels,
+        label_weights,
         _encoder_for_tokens,
         _batches,
         train_token_classifier,
     ]
     constants = [ONTONOTES_TO_TAB, DEM_FIELDS, MISC_FIELDS, LABELS, _VALUE_SPLIT.pattern]
     payload = "\n".join(
-        [json.dumps(asdict(config), sort_keys=True), data_digest, json.dumps(constants)]
+        [json.dumps(asdict(replace(config, o_threshold=None)), sort_keys=True), data_digest, json.dumps(constants)]
         + [inspect.getsource(f) for f in code]
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+# %% ../../nbs/32a_recogniser.ipynb #50bd0827
+def threshold_labels(logits: torch.Tensor, o_threshold: float | None = None) -> torch.Tensor:
+    "Label ids from logits (last axis: LABELS): the most probable, or O only when P(O) >= o_threshold, else the best entity."
+    if o_threshold is None:
+        return logits.argmax(-1)
+    probabilities = logits.float().softmax(-1)
+    return torch.where(probabilities[..., 0] >= o_threshold, 0, probabilities[..., 1:].argmax(-1) + 1)
 
 # %% ../../nbs/32a_recogniser.ipynb #4853ded6
 class EntityRecogniser:
@@ -217,12 +274,16 @@ class EntityRecogniser:
         stride: int = 32,
         path: Path | None = None,
         stats: dict | None = None,
+        o_threshold: float | None = None,  # a subword is O only when P(O) >= this (None: the most probable label)
     ):
         self.model, self.tokenizer, self.max_length, self.stride = model.eval(), tokenizer, max_length, stride
-        self.path, self.stats = path, stats or {}
+        self.path, self.stats, self.o_threshold = path, stats or {}, o_threshold
 
     def __repr__(self):
-        return f"EntityRecogniser({self.model.config.model_type}, {len(LABELS)} labels, max_length={self.max_length})"
+        return (
+            f"EntityRecogniser({self.model.config.model_type}, {len(LABELS)} labels, max_length={self.max_length}, "
+            f"o_threshold={self.o_threshold})"
+        )
 
     @torch.no_grad()
     def recognise(self, texts: str | Sequence[str], batch_size: int = 16) -> list[Span] | list[list[Span]]:
@@ -249,7 +310,8 @@ class EntityRecogniser:
                 attention_mask=windows["attention_mask"][first : first + batch_size].to(self.model.device),
             ).logits
             for offsets, predicted in zip(
-                windows["offset_mapping"][first : first + batch_size].tolist(), logits.argmax(-1).tolist()
+                windows["offset_mapping"][first : first + batch_size].tolist(),
+                threshold_labels(logits, self.o_threshold).tolist(),
             ):
                 for (start, end), label in zip(offsets, predicted):
                     labels.setdefault((start, end), label)
@@ -259,19 +321,19 @@ class EntityRecogniser:
 # %% ../../nbs/32a_recogniser.ipynb #cbfa6b20
 def load_recogniser(
     config: RecogniserConfig = RecogniserConfig(),
-    people: Sequence[Person] | None = None,  # silver-corpus people; default: WikiBio-2000 from the data directory
+    people: Sequence[Person] | None = None,  # silver-corpus people; default: `config.silver_datasets`' people
     artifacts_dir: str | Path | None = None,
     device: str | None = None,  # where it trains and runs (None: the rule of `deid_nb.core.resolve_device`)
 ) -> EntityRecogniser:
     "The trained recogniser for `config` (cached under <artifacts>/recogniser/<key>); trains it the first time."
     if people is None:
-        digest, people = sha256_of(dataset_path("wikibio_2000")), load_wikibio_2000()
+        people, texts, digest = silver_documents(config.silver_datasets)
     else:
+        texts = [p.document for p in people]
         digest = hashlib.sha256(json.dumps([(p.person_id, p.document, p.profile) for p in people]).encode()).hexdigest()
     path = get_artifacts_dir(artifacts_dir) / "recogniser" / recogniser_cache_key(config, digest)
     if not (path / "recogniser.json").exists():
-        train_people = list(people)[: config.max_documents]
-        texts = [p.document for p in train_people]
+        texts = texts[: config.max_documents]
         silver = silver_spans(texts, build_gazetteer(people), config.spacy_model)
         model, tokenizer, stats = train_token_classifier(texts, silver, config, device)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,4 +363,5 @@ def load_recogniser(
         raise ValueError(
             f"{path}: not a readable recogniser model ({type(error).__name__}); delete {path} to retrain"
         ) from None
-    return EntityRecogniser(model, AutoTokenizer.from_pretrained(path), config.max_length, path=path, stats=stats)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    return EntityRecogniser(model, tokenizer, config.max_length, path=path, stats=stats, o_threshold=config.o_threshold)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -15,7 +16,8 @@ from .tab_metrics import load_tagger
 
 # %% auto #0
 __all__ = ['ONTONOTES_TO_TAB', 'Span', 'DEM_FIELDS', 'MISC_FIELDS', 'spacy_tab_entities', 'normalise_phrase', 'gazetteer_phrases',
-           'Gazetteer', 'build_gazetteer', 'gazetteer_matches', 'longest_spans', 'silver_spans']
+           'Gazetteer', 'build_gazetteer', 'gazetteer_matches', 'longest_spans', 'silver_spans', 'case_forms',
+           'truecase']
 
 # %% ../../nbs/32_silver_corpus.ipynb #3dd9db5b
 ONTONOTES_TO_TAB = {
@@ -156,3 +158,30 @@ def silver_spans(texts: Sequence[str], gazetteer: Gazetteer, model: str = "md", 
     "Silver labels: spaCy's TAB-typed entities and the gazetteer's matches, longest span winning on overlap."
     entities = spacy_tab_entities(texts, model, nlp)
     return [longest_spans(ents + gazetteer_matches(text, gazetteer)) for text, ents in zip(texts, entities)]
+
+# %% ../../nbs/32_silver_corpus.ipynb #8d4e016f
+_CASED_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+
+
+def case_forms(texts: Iterable[str], min_count: int = 2) -> dict[str, str]:
+    "Lowercase word -> its most frequent form inside sentences of truecased `texts`, kept when that form is capitalised."
+    forms = defaultdict(Counter)
+    for text in texts:
+        for match in _CASED_WORD.finditer(text):
+            before = text[max(0, match.start() - 10) : match.start()].rstrip()
+            if before and before[-1] not in '.!?;:("':  # sentence-initial capitals say nothing about the word
+                forms[match.group().lower()][match.group()] += 1
+    best = {word: counter.most_common(1)[0] for word, counter in forms.items()}
+    return {
+        word: form
+        for word, (form, count) in best.items()
+        if form != word and count >= min_count and count > forms[word][word] and not form.isupper()
+    }
+
+
+def truecase(text: str, forms: dict[str, str], names: Iterable[str] = ()) -> str:
+    "A lowercased text with case restored: words from `forms`, the words of `names` and sentence starts capitalised."
+    name_words = {word for name in names for word in name.lower().split()}
+    restore = lambda m: m.group().capitalize() if m.group() in name_words else forms.get(m.group(), m.group())
+    text = _CASED_WORD.sub(restore, text)
+    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
