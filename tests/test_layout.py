@@ -106,3 +106,20 @@ def test_the_code_is_formatted():
         [ruff, "format", "--check", "nbs", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def _followed(cells: list[dict]) -> tuple[int, int]:
+    "How many of a notebook's exported cells there are, and how many are followed by a live example or a test."
+    exported = [
+        i for i, c in enumerate(cells) if c["cell_type"] == "code" and "".join(c["source"]).startswith("#| export")
+    ]
+    ends = exported[1:] + [len(cells)]
+    followed = sum(any(cells[k]["cell_type"] == "code" for k in range(i + 1, end)) for i, end in zip(exported, ends))
+    return len(exported), followed
+
+
+def test_exported_cells_are_followed_by_an_example_or_a_test():
+    "At least 75% of exported cells have a code cell (a live example or a test) after them, before the next exported cell."
+    counts = [_followed(nb["cells"]) for nb in _library_chapters()]
+    exported, followed = sum(n for n, _ in counts), sum(f for _, f in counts)
+    assert followed >= 0.75 * exported, f"{followed} of {exported} exported cells are followed by an example or a test"
