@@ -126,6 +126,9 @@ class RecogniserConfig:
     learning_rate: float = 2e-4
     max_length: int = 96  # subwords per training document (longer ones are truncated)
     class_weight_power: float = 0.0  # label loss weight (count of O / count of label) ** power, capped at 10; 0: none
+    warmup_fraction: float = (
+        0.0  # share of the steps with a linear warm-up before the linear decay to 0 (0: decay only)
+    )
     o_threshold: float | None = None  # decoding: a subword is O only when P(O) >= this (None: the most probable label)
     spacy_model: str = "md"  # the generic NER model of the silver corpus
     seed: int = 0
@@ -142,6 +145,7 @@ RECOGNISER_RUN_SIZES = {
         max_documents=None,
         epochs=1,
         class_weight_power=0.5,
+        warmup_fraction=0.05,
         o_threshold=0.9,
     ),
 }
@@ -202,9 +206,10 @@ def train_token_classifier(
     loss_function = torch.nn.CrossEntropyLoss(weight=None if weights is None else weights.to(device))
     optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
     steps = config.epochs * -(-len(encodings) // config.batch_size)
-    warmup = max(1, steps // 20)  # linear warm-up over the first 5% of steps, then linear decay to 0
+    warmup = int(steps * config.warmup_fraction)  # linear warm-up over these steps, then linear decay to 0
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: min((step + 1) / warmup, max(0.0, (steps - step) / max(1, steps - warmup)))
+        optimiser,
+        lambda step: min((step + 1) / warmup if warmup else 1.0, max(0.0, (steps - step) / max(1, steps - warmup))),
     )
     rng, losses, started = np.random.RandomState(config.seed), [], time.time()
     model.train()
