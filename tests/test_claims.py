@@ -576,7 +576,7 @@ def test_readme_infillers_below_the_papers_glm_except_at_l4():
 
 
 def test_readme_times_are_the_recorded_ones():
-    "README, Two commands: 'make reproduce took 119.2 minutes from a fresh clone …; make test took 8.7 minutes from a fresh clone' — read from figures/timings.csv."
+    "README, Two commands: 'make reproduce took 119.2 minutes from a fresh clone …; make test took 8.3 minutes from a fresh clone' — read from figures/timings.csv."
     t = pd.read_csv(FIGURES / "timings.csv")
     fresh = t[(t.command == "make reproduce") & t.what.str.startswith("from a fresh clone")].iloc[0]
     tests = t[t.command == "make test"].iloc[0]
