@@ -18,7 +18,7 @@ from fastcore.basics import patch
 
 from ..core import atomic_write, cpu_threads, get_logger, sha256_of
 from ..people import DataError
-from .pipeline import Deidentifier
+from .pipeline import OPTIONAL_SETTINGS, Deidentifier
 from .shards import check_output, check_writable, shard_records, write_records
 
 logger = get_logger("deid_nb.nn_deid.batch")
@@ -29,19 +29,7 @@ __all__ = ['logger', 'SETTINGS', 'MANIFEST', 'ENGINES', 'batch_settings', 'Shard
            'deidentify_shards']
 
 # %% ../../nbs/19d_batch.ipynb #5b3838f8
-SETTINGS = (
-    "k",
-    "placeholder",
-    "search",
-    "long_documents",
-    "operator",
-    "merge",
-    "salt",
-    "scope",
-    "always_mask",
-    "never_mask",
-    "shortlist",
-)
+SETTINGS = ("k", "placeholder", "search", "long_documents", *OPTIONAL_SETTINGS)  # a saved Deidentifier's settings
 
 # %% ../../nbs/19d_batch.ipynb #bt0code1
 def batch_settings(model_dir: str | Path, given: dict | None = None) -> dict:

@@ -33,7 +33,7 @@ from .operators import Operator, Span, apply_spans, masked_spans, released_spans
 logger = get_logger("deid_nb.nn_deid.pipeline")
 
 # %% auto #0
-__all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'Redaction', 'check_trainable', 'reidentifier_spec',
+__all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'OPTIONAL_SETTINGS', 'Redaction', 'check_trainable', 'reidentifier_spec',
            'reidentifier_from_spec', 'Deidentifier']
 
 # %% ../../nbs/19_pipeline.ipynb #9653edd6
@@ -303,7 +303,7 @@ def _saved_people(path: Path) -> list[Person]:
     return people
 
 # %% ../../nbs/19_pipeline.ipynb #a6eb875b
-_OPTIONAL_SETTINGS = (
+OPTIONAL_SETTINGS = (
     "operator",
     "merge",
     "salt",
@@ -327,7 +327,7 @@ def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
     reidentifier = reidentifier_from_spec(
         settings["reidentifier"], people, directory, str(directory / "deidentifier.json")
     )
-    options = {key: settings[key] for key in _OPTIONAL_SETTINGS if key in settings}
+    options = {key: settings[key] for key in OPTIONAL_SETTINGS if key in settings}
     return cls(
         reidentifier,
         people,
