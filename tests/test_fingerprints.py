@@ -57,6 +57,6 @@ def test_every_experiment_imports_the_package_and_not_all_of_it(experiment):
 
 
 def test_the_whole_package_version_is_unchanged_without_modules():
-    "`code_version()` (what `results_key` uses) still hashes the whole package; a module list hashes less."
+    "`code_version()` without modules hashes the whole package; a module list (the runner's, `results_key`'s) less."
     assert code_version() == code_version(None, PACKAGE)
     assert code_version(["deid_nb.masking"]) != code_version()

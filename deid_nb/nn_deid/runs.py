@@ -240,17 +240,16 @@ def cached_redaction(
 ) -> dict[str, str]:
     "`redact_people(people, method, idf, **params)`: {person_id: masked text}, cached under `results_dir`."
     settings = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
-    path = (
-        results_dir(dataset_name, size)
-        / f"masked_{method}{'_' + settings if settings else ''}_{results_key(people, sorted(params.items()))}.json"
-    )
+    key = results_key(people, sorted(params.items()), code=["deid_nb.baselines"])  # the masks are the baselines' alone
+    path = results_dir(dataset_name, size) / f"masked_{method}{'_' + settings if settings else ''}_{key}.json"
     return cached_json(
         path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(size).reuse_cache
     )
 
 # %% ../../nbs/18_runs.ipynb #967b08d1
 def _results_cache(reidentifier, dataset_name: str, size, search: str, max_k: int, search_kwargs: dict) -> Path:
-    identity = [model_key(reidentifier), search, max_k, sorted(search_kwargs.items()), results_key([])]
+    code_key = results_key([], code=["deid_nb.nn_deid.runs"])  # this module and its imports: searches, re-identifiers
+    identity = [model_key(reidentifier), search, max_k, sorted(search_kwargs.items()), code_key]
     if search == "approximate":
         identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
     key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]

@@ -132,9 +132,9 @@ def cross_validated_decisions(
 ) -> pd.DataFrame:
     "Per (test) span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
     located = lambda frame: frame[["doc_id", "start", "end"]].values.tolist()
-    key_parts = [code_version(), located(spans), folds] + (
+    key_parts = [code_version(["deid_nb.sanitize.risk_experiment"]), located(spans), folds] + (
         [] if test_spans is None else [located(test_spans)]
-    )  # new code: recomputed
+    )  # new code of this module or of what it imports (the indicators): recomputed
     key = hashlib.sha256(json.dumps(key_parts, default=str).encode()).hexdigest()[:16]
     path = get_artifacts_dir(artifacts_dir) / "sanitize_cv" / f"{cache_name}-{key}.csv"
     scored = spans if test_spans is None else test_spans
