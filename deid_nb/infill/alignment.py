@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -14,6 +15,7 @@ from fastcore.basics import patch
 from ..baselines import ALL_ENTITY_TYPES, entity_spans
 from ..core import MASK_ALIASES, MASK_TOKEN, WORD_PATTERN, normalise_masks
 from ..data import Person, load_dataset
+from ..masking import apply_spans, merge_spans
 from .knowledge_base import person_keys
 from ..sanitize.tab_corpus import TabDocument, load_wiki_annotated
 
@@ -144,8 +146,8 @@ def target_documents(
 RUN_SEPARATOR = re.compile(r"[ \t\-–'’]*")
 
 # %% ../../nbs/42_redaction_alignment.ipynb #43de3462
-def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple[int, int, str]]:
-    "(start, end, surface) in `original` of each masked run of `masked`, a word-by-word redaction of it."
+def _masked_words(masked: str, original: str, doc_id: str) -> list[tuple[int, int]]:
+    "Character spans of the words of `original` that the masks of `masked`, a word-by-word redaction of it, stand for."
     if any(alias in original for alias in MASK_ALIASES):
         raise ValueError(
             f"document {doc_id!r}: the original itself contains a mask token; the alignment would be ambiguous"
@@ -163,13 +165,16 @@ def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple
             cursor = word.end()
     if cursor != len(original):
         raise ValueError(f"document {doc_id!r}: the masked text ends before the original (character {cursor})")
-    runs = []
-    for start, end in words:
-        gap = original[runs[-1][1] : start] if runs else None
-        if gap is not None and RUN_SEPARATOR.fullmatch(gap):
-            runs[-1] = (runs[-1][0], end, runs[-1][2] + gap + MASK_TOKEN)
-        else:
-            runs.append((start, end, MASK_TOKEN))
+    return words
+
+
+def align_redaction(masked: str, original: str, doc_id: str = "?") -> list[tuple[int, int, str]]:
+    "(start, end, surface) in `original` of each masked run of `masked`: the gaps kept, one mask per word."
+    words = _masked_words(masked, original, doc_id)
+    starts, runs = [start for start, _ in words], []
+    for start, end in merge_spans(original, words, RUN_SEPARATOR):
+        inside = words[bisect_left(starts, start) : bisect_left(starts, end)]
+        runs.append((start, end, apply_spans(original[start:end], [(a - start, b - start) for a, b in inside])))
     return runs
 
 # %% ../../nbs/42_redaction_alignment.ipynb #8478737a

@@ -15,46 +15,15 @@ from typing import Sequence
 from fastcore.basics import patch
 
 from ..core import MASK_TOKEN
-from ..masking import UNIT_PATTERN, type_key
+from ..masking import UNIT_PATTERN, apply_spans, masked_spans, merge_spans, type_key
 from ..baselines import load_spacy
 
 # %% auto #0
-__all__ = ['QUASI_IDENTIFIER', 'OPERATORS', 'PSEUDONYM_SCOPES', 'masked_spans', 'apply_spans', 'merge_spans', 'entity_types',
-           'Span', 'Operator', 'released_spans', 'release_text']
-
-# %% ../../nbs/16b_operators.ipynb #ca2f9601
-def masked_spans(original: str, masked: str) -> list[tuple[int, int]]:
-    "Character spans `[start, end)` of `original` whose units are masks in `masked` (masks already in `original` excluded)."
-    spans, masked_units = [], UNIT_PATTERN.findall(masked)
-    for match, unit in zip(UNIT_PATTERN.finditer(original), masked_units):
-        if unit == MASK_TOKEN and match.group() != MASK_TOKEN:
-            spans.append(match.span())
-    return spans
-
-
-def apply_spans(
-    original: str, spans: Sequence[tuple[int, int]], placeholder: str = MASK_TOKEN, end: int | None = None
-) -> str:
-    "`original[:end]` with each span replaced by `placeholder`."
-    pieces, last = [], 0
-    for start, stop in sorted(spans):
-        pieces += [original[last:start], placeholder]
-        last = stop
-    return "".join(pieces) + original[last:end]
+__all__ = ['QUASI_IDENTIFIER', 'OPERATORS', 'PSEUDONYM_SCOPES', 'entity_types', 'Span', 'Operator', 'released_spans',
+           'release_text']
 
 # %% ../../nbs/16b_operators.ipynb #97b22805
-_JOINABLE = re.compile(r"[\s\-'’]*")
-
-
-def merge_spans(original: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    "The spans with neighbours separated only by whitespace, hyphens or apostrophes joined into one."
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and _JOINABLE.fullmatch(original[merged[-1][1] : start]):
-            merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
+_JOINABLE = re.compile(r"[\s\-'’]*")  # what may separate two masked words of one span
 
 # %% ../../nbs/16b_operators.ipynb #4536252e
 QUASI_IDENTIFIER = "QUASI_IDENTIFIER"
@@ -135,7 +104,7 @@ def _replacement(operator: Operator, numbers: dict, entity_type: str, words: str
 def released_spans(operator: Operator, original: str, masked: str) -> list[Span]:
     "The spans `operator` writes for `masked` (the original with some units masked), with their types and replacements."
     spans = masked_spans(original, masked)
-    spans = merge_spans(original, spans) if operator.merge else spans
+    spans = merge_spans(original, spans, _JOINABLE) if operator.merge else spans
     numbers = operator._numbers if operator.scope == "corpus" else {}
     return [
         Span(start, end, label, 1.0, operator.name, _replacement(operator, numbers, label, original[start:end]))
@@ -164,7 +133,7 @@ def __call__(self: Operator, original: str, masked: str) -> str:
     return release_text(original, released_spans(self, original, masked), _visible_end(original, masked))
 
 # %% ../../nbs/16b_operators.ipynb #8ae40e0c
-_MASK_RUN = re.compile(re.escape(MASK_TOKEN) + r"(?:[\s\-'’]*" + re.escape(MASK_TOKEN) + ")*")
+_MASK_RUN = re.compile(re.escape(MASK_TOKEN) + "(?:" + _JOINABLE.pattern + re.escape(MASK_TOKEN) + ")*")
 
 
 @patch
