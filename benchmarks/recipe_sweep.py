@@ -7,6 +7,8 @@ after lexical masking (`deid_nb.baselines.redact_people`, the methods Table 1 us
 `--test` also scores the finished model on the test documents the same way (Table 1's protocol). Rows are appended
 as JSON lines to `--output`, one per epoch, with the training seconds so far: wall (perf_counter) and the process's CPU
 time (all threads), both without the per-epoch scoring.
+`--device cuda` trains and scores on a GPU; each row records its device, and the table's training time is then wall
+seconds (its CPU seconds mean nothing there).
 
     DEID_NB_DATA=../shared/data nice -n 19 .venv/bin/python benchmarks/recipe_sweep.py --variants base ca --output sweep.jsonl
 """
@@ -30,6 +32,7 @@ from safetensors.torch import load_file
 from deid_nb.baselines import redact_people
 from deid_nb.core import atomic_write, get_artifacts_dir
 from deid_nb.data import load_dataset
+from deid_nb.encoders import device_summary
 from deid_nb.experiments import markdown_table
 from deid_nb.metrics import percent_masked
 from deid_nb.nn_deid.runs import truncate_people
@@ -72,20 +75,21 @@ def score(model, G, found) -> dict:
     }
 
 
-def run(dataset, name, model_overrides, training_overrides, validation, test, output, threads):
+def run(dataset, name, model_overrides, training_overrides, validation, test, output, threads, device="cpu"):
     model_config = BiEncoderConfig(**model_overrides)
     config = TrainingConfig(**{"num_threads": threads, "max_validation_documents": 0, **training_overrides})
-    directory = run_directory(dataset, model_config, config, None, f"recipe_{name}")
+    directory = run_directory(dataset, model_config, config, None, f"recipe_{name}", device)
     shutil.rmtree(directory, ignore_errors=True)  # from scratch: the sweep times whole runs
     torch.manual_seed(config.seed)
-    model = BiEncoder(model_config)
+    model = BiEncoder(model_config).to(device)
     clock = {"wall": time.perf_counter(), "cpu": time.process_time(), "scoring_wall": 0.0, "scoring_cpu": 0.0}
 
     def on_epoch_end(epoch, record):
         wall, cpu = time.perf_counter(), time.process_time()
-        G = load_file(str(directory / record["checkpoint"] / "state.safetensors"))["profile_embeddings"]
+        G = load_file(str(directory / record["checkpoint"] / "state.safetensors"))["profile_embeddings"].to(device)
         row = {
             "variant": name,
+            "device": device_summary(model.device),
             "model": model_overrides,
             "training": training_overrides,
             "epoch": epoch,
@@ -154,6 +158,7 @@ def table(rows_file: Path):
     tests = {r["variant"]: r for r in rows if "test_of_epoch" in r}
     out = []
     for r in (r for r in rows if "epoch" in r):
+        device = r.get("device", "device: cpu")  # rows written before the device was recorded ran on the 2 CPU cores
         lever = {k: r[where].get(key, default) for k, (where, key, default) in LEVERS.items()}
         lever["dot_product"], lever["embeddings_trained"] = not lever["dot_product"], not lever["embeddings_trained"]
         lever["embedding_dim"], lever["learning_rate"] = lever["embedding_dim"] or 384, f"{lever['learning_rate']:g}"
@@ -163,8 +168,10 @@ def table(rows_file: Path):
         out.append(
             {
                 "variant": r["variant"],
+                "device": "2 CPU cores" if "cpu" in device else device.split("(")[-1].split(")")[0],
                 **lever,
                 "after_epoch": r["epoch"] + 1,
+                "train_loss": r["loss"],
                 "val_unmasked": r["val unmasked"],
                 "val_named_entity": r["val named entity"],
                 "val_lexical": r["val lexical"],
@@ -172,7 +179,7 @@ def table(rows_file: Path):
                 "test_named_entity": test.get("test named entity"),
                 "test_lexical": test.get("test lexical"),
                 "train_cpu_seconds": r["train_cpu_seconds"],
-                "train_wall_seconds_niced": r["train_wall_seconds"],
+                "train_wall_seconds": r["train_wall_seconds"],
             }
         )
     return pd.DataFrame(out)
@@ -197,62 +204,123 @@ def first_epoch(sweep, variant: str) -> float:
     return float(rows.iloc[0]) if len(rows) else float("nan")
 
 
-def why_short(sweep, dataset_name: str) -> list[str]:
-    "The reasons the goal is out of reach, with the costs read off the sweep and the hybrid's test top-1 off the levers table."
-    runs = sweep[sweep.variant == RECIPE].set_index("after_epoch").train_cpu_seconds
+CPU = "2 CPU cores"  # the device column of runs on this project's machine
+
+
+def training_time(row) -> str:
+    "A row's training time: CPU seconds on the 2 CPU cores, wall seconds on a GPU."
+    if row.device == CPU:
+        return f"{row.train_cpu_seconds:.0f} CPU s"
+    return f"{row.train_wall_seconds:.0f} s on the {row.device}"
+
+
+def compute_cost(sweep) -> str:
+    "The CPU cost of the recipe's passes, as a bullet (empty when the recipe did not run on the CPU)."
+    runs = sweep[(sweep.variant == RECIPE) & (sweep.device == CPU)].set_index("after_epoch").train_cpu_seconds
+    if not {1, 2} <= set(runs.index):
+        return ""
     f_epoch, g_epoch = (
         runs.loc[1],
         runs.loc[2] - 2 * runs.loc[1],
-    )  # epoch 1: a document pass; epoch 2: a profile pass and a document pass
+    )  # epoch 1: a document pass; epoch 2: a g pass and an f pass
+    return (
+        f"- **Compute.** One pass of f with every layer trained costs about {f_epoch:.0f} CPU s on these cores, a pass of g "
+        f"(with F and G recomputed) about {g_epoch:.0f}: 2,400 CPU s buy about {2400 / f_epoch:.0f} document passes. "
+        "CPU time itself grows with the machine's load: the identical first epoch of the recipe and of the run without "
+        f"coordinate ascent took {runs.loc[1]:.0f} and {first_epoch(sweep, NO_ASCENT):.0f} CPU s."
+    )
+
+
+def longer_training(sweep) -> str:
+    "The runs of more than 3 epochs on a GPU, as a bullet: validation top-1 after named-entity masking along each run."
+    long_runs = sweep[(sweep.device != CPU) & (sweep.epochs > 3)]
+    if long_runs.empty:
+        return ""
+    runs = []
+    for variant, rows in long_runs.groupby("variant", sort=False):
+        first, last, best = rows.iloc[0], rows.iloc[-1], rows.loc[rows.val_named_entity.idxmax()]
+        cut = "" if last.after_epoch == last.epochs else f", cut after {last.after_epoch} when the lent time ran out"
+        test = (
+            f"; test {last.test_named_entity:.1f}% named entity, {last.test_lexical:.1f}% lexical"
+            if pd.notna(last.test_named_entity)
+            else ""
+        )
+        runs.append(
+            f"`{variant}` ({last.epochs} epochs{cut}): {first.val_named_entity:.1f}% after epoch 1, best "
+            f"{best.val_named_entity:.1f}% after epoch {best.after_epoch}, {last.val_named_entity:.1f}% after the last{test}"
+        )
+    best = long_runs.loc[long_runs.val_named_entity.idxmax()]
+    every_layer = long_runs[long_runs.frozen_layers == 0].groupby("variant", sort=False)
+    ends = {v: (rows.iloc[0], rows.iloc[-1]) for v, rows in every_layer}
+    if ends and all(last.val_named_entity < first.val_named_entity for first, last in ends.values()):
+        trend = (
+            "the runs that train every layer end lower than after their first epoch while their training loss keeps "
+            "falling: they fit the training documents rather than learn what survives masking"
+            if all(last.train_loss < first.train_loss for first, last in ends.values())
+            else "the runs that train every layer end lower than after their first epoch"
+        )
+    else:
+        gains = [last.val_named_entity - first.val_named_entity for first, last in ends.values()]
+        trend = f"more epochs add at most {max(gains, default=0):.1f} points to the runs that train every layer"
+    return (
+        f"- **More passes do not close the gap.** On an {long_runs.device.iloc[0]} GPU lent for one session, runs of up to "
+        f"{long_runs.epochs.max()} epochs (validation top-1 after named-entity masking): " + "; ".join(runs) + ". "
+        f"The best of them, {best.val_named_entity:.1f}%, is {GOAL['named entity'] - best.val_named_entity:.1f} points "
+        f"short of the goal, and {trend}."
+    )
+
+
+def why_short(sweep, dataset_name: str) -> list[str]:
+    "The reasons the goal is out of reach, with the costs read off the sweep and the hybrid's test top-1 off the levers table."
     levers = Path(__file__).resolve().parents[1] / "figures" / "nn_deid" / f"reidentifier_levers_{dataset_name}.csv"
     hybrid = (
         pd.read_csv(levers).set_index("model").loc["nn_uniform_bm25", "named entity"]
         if levers.exists()
         else float("nan")
     )
-    return [
-        "",
-        "**Why the goal is out of reach here**",
-        "",
-        f"- **Compute.** One pass of f with every layer trained costs about {f_epoch:.0f} CPU s on these cores, a pass of g "
-        f"(with F and G recomputed) about {g_epoch:.0f}: 2,400 CPU s buy about {2400 / f_epoch:.0f} document passes, and "
-        "validation top-1 after named-entity masking moves a few points per pass. The paper trained 60 epochs on GPUs. "
-        "CPU time itself grows with the machine's load: the identical first epoch of the recipe and of the run without "
-        f"coordinate ascent took {runs.loc[1]:.0f} and {first_epoch(sweep, NO_ASCENT):.0f} CPU s.",
-        "- **Data.** 1,600 training documents (the paper: 582,659): f sees a few thousand masked documents, not tens of "
-        "millions, so it learns few of the quasi-identifiers (dates, occupations, places) that survive masking.",
+    n_train = len(load_dataset(dataset_name).split("train"))
+    bullets = [
+        compute_cost(sweep),
+        longer_training(sweep),
+        f"- **Data.** {n_train:,} training documents (the paper: 582,659): f sees a few thousand masked documents, not "
+        "tens of millions, so it learns few of the quasi-identifiers (dates, occupations, places) that survive masking.",
         "- **Coordinate ascent** trains g to find the *unmasked* training documents, so G plausibly leans on the words a "
         "document shares with its profile, which lexical masking removes." + coordinate_ascent(sweep),
-        f"- **What does reach it at this scale**: exact matching. The hybrid `nn_uniform_bm25` (not in the paper) re-identifies "
-        f"{hybrid:.1f}% of test documents after named-entity masking (`figures/nn_deid/reidentifier_levers_{dataset_name}.csv`).",
+        f"- **What does reach it at this scale**: exact matching. The hybrid `nn_uniform_bm25` (not in the paper) "
+        f"re-identifies {hybrid:.1f}% of test documents after named-entity masking "
+        f"(`figures/nn_deid/reidentifier_levers_{dataset_name}.csv`).",
     ]
+    return ["", "**Why the goal is out of reach here**", ""] + [b for b in bullets if b]
 
 
 def summary(sweep, dataset_name: str) -> str:
     "The markdown beside the CSV: how it was measured, the table, and the best validation row read off it."
     best = sweep.loc[sweep.val_named_entity.idxmax()]
     tested = sweep.dropna(subset=["test_named_entity"])
+    dataset = load_dataset(dataset_name)
+    n_validation, n_test = len(dataset.split("validation")), len(dataset.split("test"))
     lines = [
         "Written by `benchmarks/recipe_sweep.py --table` from the rows the sweep appended. Each run trains from scratch on "
-        "the training split; after every epoch the 200 validation documents, cut to 128 MiniLM tokens as Table 1 cuts its "
+        f"the training split; after every epoch the {n_validation} validation documents, cut to 128 MiniLM tokens as Table 1 cuts its "
         "test documents, are scored unmasked and after named-entity and lexical masking against every profile (top-1 %). "
         "Runs with the same `epochs` share one learning-rate schedule (linear warm-up, linear decay to 0 at the last "
         "epoch), so their rows compare epoch by epoch; an `after_epoch` short of `epochs` is not a shorter run. "
-        "`train_cpu_seconds`: the process's CPU time (both threads) spent training up to that epoch, scoring excluded; "
-        "`train_wall_seconds_niced`: wall time under `nice -n 19` on 2 cores shared with other jobs (load 4–12), "
-        "so it says little about an unshared machine. `profile_epochs`: the (0-based) epochs that begin with a pass of g "
+        "`train_cpu_seconds`: the process's CPU time (all threads) spent training up to that epoch, scoring excluded; "
+        "`train_wall_seconds`: on the 2 CPU cores, wall time under `nice -n 19` shared with other jobs (load 4–12), so it "
+        "says little about an unshared machine; on the GPU (`benchmarks/recipe_sweep.py --device cuda`, one lent session, "
+        "MiniLM's weights carried as float16 and restored to float32), an otherwise idle machine. `profile_epochs`: the (0-based) epochs that begin with a pass of g "
         "(coordinate ascent); `dot_product` False: cosine × a learned scale. Test columns only on rows scored on the test documents.",
         "",
         markdown_table(sweep.drop(columns=["document_encoder", "masking_prior", "batch_size", "learning_rate"])),
         "",
         f"Best validation top-1 after named-entity masking: `{best.variant}` after epoch {best.after_epoch}: "
-        f"{best.val_named_entity:.1f}% named entity, {best.val_lexical:.1f}% lexical ({best.train_cpu_seconds:.0f} CPU s).",
+        f"{best.val_named_entity:.1f}% named entity, {best.val_lexical:.1f}% lexical ({training_time(best)}).",
     ]
     for row in tested.itertuples():
         lines.append(
-            f"Test (Table 1 style, 200 documents): `{row.variant}`: {row.test_unmasked:.1f}% unmasked, "
+            f"Test (Table 1 style, {n_test} documents): `{row.variant}` ({row.device}): {row.test_unmasked:.1f}% unmasked, "
             f"{row.test_named_entity:.1f}% named entity, {row.test_lexical:.1f}% lexical "
-            f"({row.train_cpu_seconds:.0f} CPU s of training)."
+            f"({training_time(row)} of training)."
         )
     final = sweep[sweep.after_epoch == sweep.epochs].set_index("variant")
     if {BASELINE, RECIPE} <= set(final.index):
@@ -263,7 +331,7 @@ def summary(sweep, dataset_name: str) -> str:
             f"after lexical masking within 20 minutes on 2 cores (2,400 CPU s); the paper: {PAPER['named entity']}% / "
             f"{PAPER['lexical']}%. The paper's recipe (`{RECIPE}`) against `{BASELINE}`: validation named entity "
             f"{recipe.val_named_entity:.1f}% vs {base.val_named_entity:.1f}%, lexical {recipe.val_lexical:.1f}% vs "
-            f"{base.val_lexical:.1f}%, for {recipe.train_cpu_seconds:.0f} vs {base.train_cpu_seconds:.0f} CPU s.",
+            f"{base.val_lexical:.1f}%, for {training_time(recipe)} vs {training_time(base)}.",
         ]
         lines += why_short(sweep, dataset_name)
     return "\n".join(lines) + "\n"
@@ -277,6 +345,7 @@ def main():
         "--extra", default=None, help='JSON {"name": [model_overrides, training_overrides]} of more variants (run too)'
     )
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="where to train and score: cpu, cuda, cuda:1, …")
     parser.add_argument("--test", action="store_true", help="also score the last epoch on the test documents")
     parser.add_argument("--output", required=True, help="JSON lines, appended")
     parser.add_argument(
@@ -302,7 +371,7 @@ def main():
         flush=True,
     )
     for name in [*args.variants, *extra]:
-        run(dataset, name, *variants[name], validation, test, Path(args.output), args.threads)
+        run(dataset, name, *variants[name], validation, test, Path(args.output), args.threads, args.device)
     for name in args.score_test:
         score_test(dataset, name, Path(args.output), args.threads)
 

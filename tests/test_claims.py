@@ -622,3 +622,26 @@ def test_readme_the_papers_recipe_does_not_make_the_reidentifier_as_strong_as_th
     recipe = t[(t.variant == "ca1_f0_d3072_e3") & (t.after_epoch == t.epochs)].iloc[0]
     paper = csv("table1_motivating_wikibio_2000").set_index("ReID").loc["NN ReID"]
     assert recipe.test_named_entity < paper["Named entity: paper"] and recipe.test_lexical < paper["Lexical: paper"]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_readme_more_training_on_a_gpu_leaves_it_far_below_the_goal(dataset):
+    "README: 'on a GPU lent for one session, 20 to 60 epochs leave it far below the goal on both datasets'"
+    assert "20 to 60 epochs leave it far below the goal on both datasets" in readme()
+    t = csv(f"levers_recipe_sweep_{dataset}")
+    gpu = t[t.device != "2 CPU cores"]
+    assert len(gpu) and gpu.epochs.max() >= 10
+    assert gpu.val_named_entity.max() <= 75.0 - 15 and gpu.test_named_entity.max() <= 75.0 - 15
+    assert gpu.test_lexical.max() < 25.0
+
+
+def test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_after_its_first_epoch():
+    "README: 'on WikiBio-2000 every run that trains all layers ends lower than after its first epoch — … it overfits'"
+    assert "every run that trains all layers ends lower than after its first epoch" in readme()
+    t = csv("levers_recipe_sweep_wikibio_2000")
+    long_runs = t[(t.device != "2 CPU cores") & (t.frozen_layers == 0)]
+    assert long_runs.epochs.min() >= 20 and long_runs.epochs.max() == 60
+    for variant, rows in long_runs.groupby("variant"):
+        first, last = rows.iloc[0], rows.iloc[-1]
+        assert last.val_named_entity < first.val_named_entity, variant
+        assert last.train_loss < first.train_loss, variant  # the training loss falls: it fits the training documents
