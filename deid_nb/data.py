@@ -81,7 +81,9 @@ DATA_SOURCES = {
         "CC BY-SA 3.0 (data), MIT (code)",
         "WikiBio (Lebret et al., 2016), full infoboxes prepared by SimoOgni/wikibio",
         copies={
-            "c6936e0a2dd0371c2c0faf8de179182bfd6c9e648d8113eea733fd64e69561af": "the project's copy without the 30 canaries"
+            "c6936e0a2dd0371c2c0faf8de179182bfd6c9e648d8113eea733fd64e69561af": (
+                "the project's copy without the 30 canaries"
+            )
         },
         records_sha256="5e748429f00e1ae5aad38696bbe2f3e20a416e3660b93ea3b3b82c328a47b79c",
         record_fields=_WIKIBIO_2000_FIELDS,
@@ -94,21 +96,24 @@ DATA_SOURCES = {
     ),
     "wiki_annotated": DataSource(
         "wiki_annotated/wiki_test.json",
-        f"{_RAW}/anthipapa/bootstrapping-anonymization/5df8a0dbf337a7aab975d24f63d3b4f21e8690f1/wiki-replace/wiki_test.json",
+        f"{_RAW}/anthipapa/bootstrapping-anonymization/5df8a0dbf337a7aab975d24f63d3b4f21e8690f1"
+        "/wiki-replace/wiki_test.json",
         "CC BY-SA (Wikipedia text)",
         "Papadopoulou et al. (LREC 2022); Olstad et al. (NoDaLiDa 2023); TAB format (Pilán et al., 2022)",
         sha256="60afa6b7cbe982fee6eb3a21bd83c79efaa01d0f3337f096dd31bdb77a7a6a00",
     ),
     "wiki_train_spans": DataSource(
         "wiki_annotated/wiki_train_spans.csv",
-        f"{_RAW}/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424/data/wiki_train.csv",
+        f"{_RAW}/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424"
+        "/data/wiki_train.csv",
         "CC BY-SA (Wikipedia text); no license file",
         "Papadopoulou et al.; Olstad et al. (span rows of the sanitization paper)",
         sha256="fe0e23a000e6cbd1d5443e16d6d0bbb7aaf051c4ea10f67004dcd4ac00c8b331",
     ),
     "wiki_test_spans": DataSource(
         "wiki_annotated/wiki_test_spans.csv",
-        f"{_RAW}/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424/data/wiki_test.csv",
+        f"{_RAW}/anthipapa/comparative-analysis-sanitization/729a7c1213640a6e15407f0479eaa809742c8424"
+        "/data/wiki_test.csv",
         "CC BY-SA (Wikipedia text); no license file",
         "Papadopoulou et al.; Olstad et al. (span rows of the sanitization paper)",
         sha256="85e0a83400ac9e3bf7f78feeef0a4a64d81ba32cff18fd95c71756df096e1a59",
@@ -154,7 +159,8 @@ def check_dataset_file(name: str, path: str | Path) -> str:
     if source.records_sha256 and _records_match(path, source):
         return "the public file's records"
     raise ChecksumError(
-        f"{name}: {path} has SHA-256 {digest}, which is none of the pinned copies ({'; '.join(known.values()) or 'none'})"
+        f"{name}: {path} has SHA-256 {digest}, "
+        f"which is none of the pinned copies ({'; '.join(known.values()) or 'none'})"
         f"{' and whose records do not match the pinned public records' if source.records_sha256 else ''}; "
         f"the file is corrupt or changed: delete it to download {source.url} again, or pass your own file as path="
     )

@@ -213,11 +213,14 @@ def committed_markdown(stem: str, system: str, figures_dir: Path, datasets: list
 
 # %% ../nbs/92_pages.ipynb #9a000019
 RESULTS_NOTE = (
-    "> **This page shows the committed outputs of the last default run.** Its code was not run to build the page: after each "
-    "cell that saves a table or figure come the files that cell saved in `figures/` ({links}). "
+    "> **This page shows the committed outputs of the last default run.** Its code was not run to build the page: "
+    "after each cell that saves a table or figure come the files that cell saved in `figures/` ({links}). "
     "`deid-nb reproduce --only {name}` runs it again, and `make docs` then shows the executed notebook."
 )
-NO_RESULTS_NOTE = "> **This notebook has not been run here, and `figures/` holds no table or figure of it**: its code is shown without outputs."
+NO_RESULTS_NOTE = (
+    "> **This notebook has not been run here, and `figures/` holds no table or figure of it**: "
+    "its code is shown without outputs."
+)
 
 
 def with_committed_results(

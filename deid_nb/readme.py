@@ -36,8 +36,9 @@ def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> 
     return (
         "\n".join(
             [
-                f"**Words masked to bring re-identification under each level, {DATASET_TITLES.get(dataset_name, dataset_name)} — "
-                "ours (paper's)** ([Table 2 and the rest of NN DeID's results](figures/nn_deid/README.md)):",
+                "**Words masked to bring re-identification under each level, "
+                f"{DATASET_TITLES.get(dataset_name, dataset_name)} — ours (paper's)** ([Table 2 and the rest of NN "
+                "DeID's results](figures/nn_deid/README.md)):",
                 "",
                 frame.to_markdown(index=False),
             ]

@@ -186,7 +186,7 @@ def restricted_to(self: Reidentifier, columns: Sequence[int]) -> Reidentifier:
 # %% ../nbs/04_reidentifier.ipynb #68206cd4
 def bm25_tokens(
     text: str,
-    pair_distance: int = 0,  # also pairs of words at most this many positions apart (1: neighbours); never across a mask
+    pair_distance: int = 0,  # also word pairs at most this many positions apart (1: neighbours); never across a mask
 ) -> list[str]:
     "Lower-cased `\\b\\w+\\b` words (mask tokens dropped), then order-free word pairs inside each unmasked stretch."
     terms = [w.lower() for w in words(text)]
@@ -209,9 +209,11 @@ class BM25Reidentifier(Reidentifier):
         k1: float = 4.5,
         b: float = 0.9,
         name: str = "bm25",
-        pair_distance: int = 0,  # terms are words (the paper) or also order-free word pairs this close (see `bm25_tokens`)
+        pair_distance: int = 0,  # terms: words (the paper), or also order-free word pairs this close (`bm25_tokens`)
+        # k3: query-term saturation (k3 + 1)·qtf / (k3 + qtf); None counts repeats (rank_bm25, the paper),
+        # 0 counts each distinct term once
         k3: float | None = None,
-    ):  # query-term saturation (k3 + 1)·qtf / (k3 + qtf): None counts repeats (rank_bm25, the paper), 0 counts each distinct term once
+    ):
         if k3 is not None and not k3 >= 0:
             raise ValueError(f"{name}: k3 must be None or >= 0, got {k3}")
         self.name, self.k1, self.b, self.pair_distance, self.k3 = name, k1, b, pair_distance, k3
@@ -222,7 +224,10 @@ class BM25Reidentifier(Reidentifier):
         self.pool_weights = self.weights  # the whole pool's, also in a part of it (`restricted_to`)
 
     def __repr__(self):
-        return f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})"
+        return (
+            f"BM25Reidentifier(name={self.name!r}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, "
+            f"k3={self.k3}, candidates={len(self.candidate_ids)})"
+        )
 
 # %% ../nbs/04_reidentifier.ipynb #27772b6c
 @patch

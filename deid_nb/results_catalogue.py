@@ -27,26 +27,27 @@ SYSTEM_PAGES = {  # system folder → (title, the notebooks behind it, how our s
     "nn_deid": (
         "NN DeID (Morris, Chiu, Zabih & Rush, 2022)",
         "chapters `nbs/10`–`19`, experiments `nbs/20`–`29`",
-        "the paper ranks all 728,321 WikiBio people with RoBERTa/TAPAS encoders trained on GPUs; we rank the people of the "
-        "datasets below with all-MiniLM-L6-v2 bi-encoders trained for minutes on a 2-core CPU.",
+        "the paper ranks all 728,321 WikiBio people with RoBERTa/TAPAS encoders trained on GPUs; we rank the people "
+        "of the datasets below with all-MiniLM-L6-v2 bi-encoders trained for minutes on a 2-core CPU.",
     ),
     "sanitize": (
         "Sanitization with privacy-risk indicators (Papadopoulou, Lison, Anderson, Øvrelid & Pilán, 2023)",
         "chapters `nbs/30`–`34d`, experiments `nbs/35`–`38`",
-        "the paper trains on 453 annotated Wikipedia biographies and the ECHR court cases; we have "
-        "its 100 annotated test biographies (indicators cross-validated on them), MiniLM and SmolLM2-135M; no court cases.",
+        "the paper trains on 453 annotated Wikipedia biographies and the ECHR court cases; we have its 100 annotated "
+        "test biographies (indicators cross-validated on them), MiniLM and SmolLM2-135M; no court cases.",
     ),
     "infill": (
         "Retrieval + infilling re-identification attack (Charpentier & Lison)",
         "chapters `nbs/40`–`44`, experiments `nbs/45`–`49`",
-        "the paper retrieves from millions of Wikipedia articles with a fine-tuned ColBERT and infills with fine-tuned GLM and "
-        "Phi-1.5; we retrieve from a few thousand biographies with MiniLM zero-shot and infill with a copy infiller and SmolLM2-135M.",
+        "the paper retrieves from millions of Wikipedia articles with a fine-tuned ColBERT and infills with "
+        "fine-tuned GLM and Phi-1.5; we retrieve from a few thousand biographies with MiniLM zero-shot and infill "
+        "with a copy infiller and SmolLM2-135M.",
     ),
     "adversarial": (
         "Adversarial privacy-preserving representations (Friedrich, Köhn, Wiedemann & Biemann, 2019)",
         "chapters `nbs/50`–`54`, experiments `nbs/55`–`57`",
-        "the paper trains on i2b2 2014 (licensed, not available here) with "
-        "FastText and GloVe; we train on silver-tagged WikiBio-2000 with substitute embeddings, so only the pattern compares.",
+        "the paper trains on i2b2 2014 (licensed, not available here) with FastText and GloVe; we train on "
+        "silver-tagged WikiBio-2000 with substitute embeddings, so only the pattern compares.",
     ),
     "report": (
         "The privacy report card",
@@ -69,32 +70,39 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table1_motivating",
             "Table 1 — who is re-identified after each redaction",
-            "Top-1 re-identification by each model of the ensemble after each baseline redaction (test documents cut to 128 MiniLM tokens, as Table 2; the levers measurement scores the full documents, so its top-1 differs).",
+            "Top-1 re-identification by each model of the ensemble after each baseline "
+            "redaction (test documents cut to 128 MiniLM tokens, as Table 2; the "
+            "levers measurement scores the full documents, so its top-1 differs).",
             False,
         ),
         (
             "table2",
             "Table 2 — words masked to reach each privacy level",
-            "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, with 95% bootstrap intervals; a method with no row at a level did not reach it at any swept setting; the paper's numbers in the `paper_` columns.",
+            "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, "
+            "with 95% bootstrap intervals; a method with no row at a level did not reach "
+            "it at any swept setting; the paper's numbers in the `paper_` columns.",
             False,
         ),
         (
             "fig2_pareto",
             "Figure 2 — privacy against utility",
-            "Ensemble re-identification against % of words masked for every K and IDF fraction; the paper's Table 2 points overlaid.",
+            "Ensemble re-identification against % of words masked for "
+            "every K and IDF fraction; the paper's Table 2 points overlaid.",
             False,
         ),
         ("table2_sweep", "Table 2's full sweep", "Every K and IDF fraction behind Table 2 and Figure 2.", True),
         (
             "evaluation_precision",
             "Table 2's evaluation, checked against full precision",
-            "First places of the ensemble's bfloat16 view (`FirstPlaces`) against float32 on NN DeID's smallest K; the largest score error and the margin.",
+            "First places of the ensemble's bfloat16 view (`FirstPlaces`) against float32 on NN DeID's smallest K; "
+            "the largest score error and the margin.",
             True,
         ),
         (
             "table3_ablation",
             "Table 3 — ablation of the re-identifier",
-            "Top-1 accuracy of the baseline re-identifier, of the baseline plus one ingredient at a time, and of all ingredients combined (validation documents unmasked and with 30% of word types masked).",
+            "Top-1 accuracy of the baseline re-identifier, of the baseline plus one ingredient at a time, and of all "
+            "ingredients combined (validation documents unmasked and with 30% of word types masked).",
             False,
         ),
         (
@@ -112,7 +120,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig4_pos",
             "Figure 4 — what NN DeID masks, by part of speech",
-            "Share of each part of speech among the words masked by IDF and by NN DeID at K = 8 (against `nn_uniform` and against the hybrid), the same number of word types per document.",
+            "Share of each part of speech among the words masked by IDF and by NN DeID at K = 8 (against `nn_uniform` "
+            "and against the hybrid), the same number of word types per document.",
             False,
         ),
         (
@@ -125,7 +134,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "appendixB_beam_vs_greedy",
             "Appendix B — beam search against greedy",
-            "% masked, re-identification and speed of TextAttack's beam and greedy searches at K = 1 (documents cut to 128 tokens, mean of per-document %).",
+            "% masked, re-identification and speed of TextAttack's beam and greedy searches at K = 1 (documents cut "
+            "to 128 tokens, mean of per-document %).",
             False,
         ),
         (
@@ -143,7 +153,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "reidentifier_levers",
             "Measurement: the re-identifier's levers",
-            "Top-1 accuracy of each registry re-identifier under each masking condition, on the full test documents (Table 1 cuts them to 128 tokens, so its numbers differ).",
+            "Top-1 accuracy of each registry re-identifier under each masking condition, on the full test documents "
+            "(Table 1 cuts them to 128 tokens, so its numbers differ).",
             True,
         ),
         (
@@ -155,7 +166,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "levers_recipe_sweep",
             "Measurement: the paper's training recipe, swept",
-            "Validation top-1 after named-entity and lexical masking per epoch of each training variant (`benchmarks/recipe_sweep.py`), test top-1 of the finished runs, and CPU seconds.",
+            "Validation top-1 after named-entity and lexical masking per epoch of each training variant "
+            "(`benchmarks/recipe_sweep.py`), test top-1 of the finished runs, and CPU seconds.",
             True,
         ),
         (
@@ -167,7 +179,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "adversary_comparison",
             "Measurement: NN DeID against different adversaries",
-            "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each re-identifier (approximate search on the full test documents, % masked as a corpus average; Appendix B and Table 2 cut documents to 128 tokens and average per document, so they show more masked).",
+            "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each "
+            "re-identifier (approximate search on the full test documents, % masked as a corpus average; Appendix B "
+            "and Table 2 cut documents to 128 tokens and average per document, so they show more masked).",
             True,
         ),
         (
@@ -187,7 +201,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table3_recogniser",
             "Table 3 — the privacy-oriented entity recogniser",
-            "Token P/R/F1 per TAB type of our recogniser (MiniLM fine-tuned on silver-labelled WikiBio-2000, where the paper trained RoBERTa on 453 annotated bios), on the 100 test bios.",
+            "Token P/R/F1 per TAB type of our recogniser (MiniLM fine-tuned on silver-labelled WikiBio-2000, where "
+            "the paper trained RoBERTa on 453 annotated bios), on the 100 test bios.",
             False,
         ),
         ("table3_recogniser_f1", "Table 3 as a figure", "F1 per setting.", True),
@@ -212,7 +227,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table6_indicators",
             "Table 6 — the indicators on the spans the recogniser detects",
-            "End to end: the recogniser finds the spans, each indicator (trained on gold spans) decides, the TAB metrics score.",
+            "End to end: the recogniser finds the spans, each indicator "
+            "(trained on gold spans) decides, the TAB metrics score.",
             False,
         ),
         (
@@ -290,19 +306,22 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "adversarial_fig4",
             "Figure 4 — pseudonymisation: F1 against N",
-            "The tagger's F1 when each PII token is replaced by one of its N nearest neighbours, and how many tokens change.",
+            "The tagger's F1 when each PII token is replaced by one "
+            "of its N nearest neighbours, and how many tokens change.",
             False,
         ),
         (
             "adversarial_fig4_neighbours",
             "Figure 4's leaked neighbours",
-            "How many of a PII word's 100 nearest neighbours contain the word, and how many words share a spaCy vector.",
+            "How many of a PII word's 100 nearest neighbours contain "
+            "the word, and how many words share a spaCy vector.",
             True,
         ),
         (
             "adversarial_fig5",
             "Figure 5 — adversarial training",
-            "The retrained adversary's accuracy: every arm at N = 100, λ = 1 with each seed, and the λ and N sweeps where run.",
+            "The retrained adversary's accuracy: every arm at N = 100, "
+            "λ = 1 with each seed, and the λ and N sweeps where run.",
             False,
         ),
         (
@@ -314,25 +333,29 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "adversarial_fig5_adversary",
             "Figure 5: the retrained adversary",
-            "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of 50 epochs; mean, sd and range over seeds), with the two controls.",
+            "Held-out accuracy of a fresh adversary trained on each frozen representation (the mean of its last 10 of "
+            "50 epochs; mean, sd and range over seeds), with the two controls.",
             True,
         ),
         (
             "adversarial_fig5_seeds",
             "Figure 5: the retrained adversary, seed by seed",
-            "One row per seed and arm: the mean of the last 10 epochs, the last epoch, the tagger's F1, the epochs each phase ran and the validation accuracy of the adversary P2 trained.",
+            "One row per seed and arm: the mean of the last 10 epochs, the last epoch, the tagger's F1, the epochs "
+            "each phase ran and the validation accuracy of the adversary P2 trained.",
             True,
         ),
         (
             "adversarial_fig5_full",
             "Figure 5, full size — five seeds and the λ and N sweep",
-            "The paper's protocol: each arm's mean over five seeds ± sd (the sweep: seeds as run), beside the paper's numbers.",
+            "The paper's protocol: each arm's mean over five seeds ± "
+            "sd (the sweep: seeds as run), beside the paper's numbers.",
             False,
         ),
         (
             "adversarial_fig5_adversary_full",
             "Figure 5, full size: the retrained adversary",
-            "Mean of the last 10 of 50 epochs, mean, sd and range over seeds, for every arm and sweep point, the paper's number beside it.",
+            "Mean of the last 10 of 50 epochs, mean, sd and range over seeds, "
+            "for every arm and sweep point, the paper's number beside it.",
             True,
         ),
         (
@@ -352,7 +375,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "report_card",
             "Every redaction against every attack",
-            "% masked, ensemble re-identification (95% CI), spans restored by infilling and re-identification after it, certificates met.",
+            "% masked, ensemble re-identification (95% CI), spans restored "
+            "by infilling and re-identification after it, certificates met.",
             False,
         )
     ],

@@ -75,11 +75,12 @@ def page_sources(nbs_dir: Path, runs_dir: Path, size: str = "default") -> list[t
 
 # %% ../nbs/93a_site.ipynb #ad9df84c
 SIDEBAR_CSS = (
-    "<style>#deid-nb-nav{position:fixed;top:0;left:0;bottom:0;width:270px;overflow:auto;padding:12px;background:#f7f7f9;"
-    "border-right:1px solid #ddd;font:13px sans-serif}#deid-nb-nav h4{margin:12px 0 4px}#deid-nb-nav a{display:block;"
-    "padding:2px 0;color:#245}body{margin-left:290px!important}#deid-nb-search{width:100%;box-sizing:border-box;margin:8px 0 4px}"
-    "#deid-nb-results a{border-bottom:1px solid #e4e4e8}#deid-nb-results small{display:block;color:#667}"
-    ".jp-RenderedMarkdown table{display:block;max-width:100%;overflow-x:auto}</style>"
+    "<style>#deid-nb-nav{position:fixed;top:0;left:0;bottom:0;width:270px;overflow:auto;"
+    "padding:12px;background:#f7f7f9;border-right:1px solid #ddd;font:13px sans-serif}"
+    "#deid-nb-nav h4{margin:12px 0 4px}#deid-nb-nav a{display:block;padding:2px 0;color:#245}"
+    "body{margin-left:290px!important}#deid-nb-search{width:100%;box-sizing:border-box;"
+    "margin:8px 0 4px}#deid-nb-results a{border-bottom:1px solid #e4e4e8}#deid-nb-results small{display:block;"
+    "color:#667}.jp-RenderedMarkdown table{display:block;max-width:100%;overflow-x:auto}</style>"
 )  # wide tables scroll
 SEARCH_BOX = (
     '<input id="deid-nb-search" type="search" placeholder="Search the site" data-root="">'
@@ -153,16 +154,21 @@ def render_results_pages(figures_out: Path, nav: str) -> list[Path]:
 
 # %% ../nbs/93a_site.ipynb #9b5e0002
 SEARCH_CHARS = 20_000
-SEARCH_JS = """(function(){var box=document.getElementById("deid-nb-search"),out=document.getElementById("deid-nb-results");
+SEARCH_JS = """(function(){var box=document.getElementById("deid-nb-search"),\
+out=document.getElementById("deid-nb-results");
 if(!box)return;var root=box.getAttribute("data-root")||"";
 function esc(t){return t.replace(/[&<>"]/g,function(c){return {"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c];});}
-function load(then){if(window.DEID_NB_SEARCH)return then();var s=document.createElement("script");s.src=root+"search_index.js";s.onload=then;document.head.appendChild(s);}
-function show(){var words=box.value.toLowerCase().split(/\\s+/).filter(Boolean);if(!words.length){out.innerHTML="";return;}
+function load(then){if(window.DEID_NB_SEARCH)return then();var s=document.createElement("script");\
+s.src=root+"search_index.js";s.onload=then;document.head.appendChild(s);}
+function show(){var words=box.value.toLowerCase().split(/\\s+/).filter(Boolean);\
+if(!words.length){out.innerHTML="";return;}
 var hits=window.DEID_NB_SEARCH.map(function(p){var t=p.title.toLowerCase(),x=p.text.toLowerCase(),score=0;
-for(var i=0;i<words.length;i++){var inT=t.indexOf(words[i])>=0,inX=x.indexOf(words[i])>=0;if(!inT&&!inX)return null;score+=(inT?10:0)+(inX?1:0);}
+for(var i=0;i<words.length;i++){var inT=t.indexOf(words[i])>=0,inX=x.indexOf(words[i])>=0;\
+if(!inT&&!inX)return null;score+=(inT?10:0)+(inX?1:0);}
 var at=Math.max(0,x.indexOf(words[0])-40);return {p:p,score:score,snip:p.text.substr(at,110)};}).filter(Boolean);
 hits.sort(function(a,b){return b.score-a.score;});
-out.innerHTML=hits.length?hits.slice(0,20).map(function(h){return '<a href="'+root+h.p.url+'">'+esc(h.p.title)+'<small>'+esc(h.snip)+'</small></a>';}).join(""):"<i>no match</i>";}
+out.innerHTML=hits.length?hits.slice(0,20).map(function(h){\
+return '<a href="'+root+h.p.url+'">'+esc(h.p.title)+'<small>'+esc(h.snip)+'</small></a>';}).join(""):"<i>no match</i>";}
 box.addEventListener("input",function(){load(show);});
 var q=new URLSearchParams(location.search).get("q");if(q){box.value=q;load(show);}})();
 """
@@ -201,8 +207,9 @@ def changed_cells(notebook: Path, executed: Path) -> int:
 def stale_run_note(notebook: Path, changed: int, size: str = "default") -> nbformat.NotebookNode:
     "The markdown cell that heads the page of a run made with an earlier version of its notebook."
     return nbformat.v4.new_markdown_cell(
-        f"> **This page shows the last {size} run, made with an earlier version of this notebook** ({changed} cell(s) have changed "
-        f"since; its outputs, numbers and figures are that run's). `deid-nb reproduce --size {size} --only {notebook.stem}` refreshes it."
+        f"> **This page shows the last {size} run, made with an earlier version of this notebook** ({changed} cell(s) "
+        "have changed since; its outputs, numbers and figures are that run's). "
+        f"`deid-nb reproduce --size {size} --only {notebook.stem}` refreshes it."
     )
 
 # %% ../nbs/93a_site.ipynb #5b1e0c04

@@ -120,7 +120,8 @@ def _finished_shards(out: Path, split: str, shard_size: int) -> list[dict]:
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     if (manifest["split"], manifest["shard_size"]) != (split, shard_size):
         raise DataError(
-            f"{out}: holds shards of {manifest['split']!r} by {manifest['shard_size']}, not {split!r} by {shard_size}; use another folder"
+            f"{out}: holds shards of {manifest['split']!r} by {manifest['shard_size']}, "
+            f"not {split!r} by {shard_size}; use another folder"
         )
     kept = []
     for shard in manifest["shards"]:

@@ -146,7 +146,7 @@ class LMInfiller:
         beams: int = 4,  # LM beams added as hypotheses (0: none)
         max_new_tokens: int = 8,
         right_tokens: int = 12,  # right-context tokens scored
-        hypothesis_weight: float = 1.0,  # weight of log p(hypothesis | prompt) (1: joint likelihood; 0: right context alone)
+        hypothesis_weight: float = 1.0,  # weight of log p(hypothesis | prompt) (1: joint likelihood; 0: right context)
         copy_weight: float = 0.0,  # nats added per unit of copy score (0: the LM alone)
         max_prompt_tokens: int = 768,
         batch_size: int = 16,
@@ -165,7 +165,8 @@ class LMInfiller:
         model = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
         return (
             f"LMInfiller(model={model!r}, n_copy={self.n_copy}, beams={self.beams}, "
-            f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight})"
+            f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, "
+            f"hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight})"
         )
 
 # %% ../../nbs/43_infillers.ipynb #c65e7ebe

@@ -75,7 +75,8 @@ def general_passages(
         continent = continents.get(c["continentcode"], {}).get("name", c["continentcode"])
         text = (
             f"{c['name']} is a country in {continent}. Its capital is {c['capital']}, it has a population of "
-            f"{c['population']:,} and an area of {c['areakm2']:,} square kilometres, and its currency is the {c['currencyname']}."
+            f"{c['population']:,} and an area of {c['areakm2']:,} square kilometres, "
+            f"and its currency is the {c['currencyname']}."
         )
         passages.append(Passage(f"geonames:country:{code}", text, "general"))
     cities = sorted(gazetteer.get_cities().values(), key=lambda c: (-c["population"], c["geonameid"]))[:n_cities]

@@ -181,7 +181,7 @@ def rank(
     self: DenseReranker,
     query: str | np.ndarray,
     chunks: Sequence[str],  # a query text, or its embedding
-    cache_query: bool = False,  # remember the query's embedding in memory, as `embed_queries` (when it recurs, e.g. across levels)
+    cache_query: bool = False,  # remember the query embedding (as `embed_queries`): it recurs, e.g. across levels
 ) -> tuple[np.ndarray, np.ndarray]:
     "(order, cosine scores): chunk indices best first (ties by index) and each chunk's score."
     if not chunks:

@@ -168,7 +168,10 @@ def approximate_search_many(
     ranking = resolve_ranking(reidentifier, ranking)
     defaults = approximate_defaults(ranking)
     top_m, prune = defaults["top_m"] if top_m is None else int(top_m), defaults["prune"] if prune is None else prune
-    method = f"approximate({ranking}, top_m={top_m}{f', prefilter={prefilter}' if prefilter else ''}{', pruned' if prune is not False else ''})"
+    method = (
+        f"approximate({ranking}, top_m={top_m}{f', prefilter={prefilter}' if prefilter else ''}"
+        f"{', pruned' if prune is not False else ''})"
+    )
     columns, counted = reidentifier.columns(list(true_ids)), CountedReidentifier(reidentifier)
     scores, states = _score(counted, list(documents), batch_size, ranking, list(range(len(documents))))
     searches = [

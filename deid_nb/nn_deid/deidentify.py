@@ -274,10 +274,10 @@ def deidentify(
     | None = None,  # (original, masked) -> the text handed out; certified as written (None: the masked text)
     always_mask: Sequence[str] = (),  # words masked whatever the search says (a deny-list)
     never_mask: Sequence[str] = (),  # words the search never masks (an allow-list)
-    max_rechecks: int = 3,  # extra searches where a re-check misses the goal (a found joined text: all its windows, to 2k, 4k, …)
+    max_rechecks: int = 3,  # searches again on a missed re-check (joined text found: all its windows, to 2k, 4k, …)
     on_error: str = "skip",  # a bad record: "skip" (logged, listed in the result's `skipped`) or "raise"
     progress: bool = False,  # a progress bar over chunks of `chunk_size` documents (searched chunk by chunk)
-    fast: bool = False,  # search with `reidentifier.reduced_precision()`; certificates still re-checked with `reidentifier`
+    fast: bool = False,  # search with `reidentifier.reduced_precision()`; certificates re-checked with `reidentifier`
     chunk_size: int = 32,  # documents searched together (with a progress bar or a shortlist)
     shortlist: int
     | None = None,  # score only part of the pool: each chunk's `shortlist` best candidates per document (see below)
@@ -289,7 +289,8 @@ def deidentify(
         raise ValueError(f"words both always and never masked: {clash[:5]}")
     if not getattr(reidentifier, "exact_ranks", True):  # `deid_nb.metrics.FirstPlaces`: exact only at rank 0
         raise ValueError(
-            f"{reidentifier!r} ranks only first places exactly (an evaluation view): de-identify against the model itself"
+            f"{reidentifier!r} ranks only first places exactly (an evaluation view): "
+            "de-identify against the model itself"
         )
     documents, true_ids, skipped, positions = _usable(*_as_documents(documents, true_ids), reidentifier, on_error)
     if not documents:

@@ -50,7 +50,7 @@ class HybridReidentifier(Reidentifier):
         name: str | None = None,  # default: "<neural name>+bm25"
         k1: float = 1.2,
         b: float = 0.75,  # BM25 parameters (chosen on WikiBio-2000 validation documents, see below)
-        pair_distance: int = 2,  # BM25 terms: words and order-free pairs of words at most 2 apart (0: words only, as the paper's IR ReID)
+        pair_distance: int = 2,  # BM25 terms: words and order-free word pairs ≤ 2 apart (0: words only, as IR ReID)
         k3: float | None = 0.0,
     ):  # query-term saturation: 0 counts each distinct document term once (None: every repeat, as rank_bm25)
         if not lexical_weight >= 0:
@@ -92,8 +92,9 @@ class HybridReidentifier(Reidentifier):
 
     def __repr__(self):
         return (
-            f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, lexical_weight={self.lexical_weight}, "
-            f"k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, k3={self.k3}, candidates={len(self.candidate_ids)})"
+            f"HybridReidentifier(name={self.name!r}, neural={self.neural.name!r}, "
+            f"lexical_weight={self.lexical_weight}, k1={self.k1}, b={self.b}, pair_distance={self.pair_distance}, "
+            f"k3={self.k3}, candidates={len(self.candidate_ids)})"
         )
 
 # %% ../../nbs/13_hybrid.ipynb #ac0fae06

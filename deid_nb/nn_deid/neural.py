@@ -64,7 +64,8 @@ class NeuralReidentifier(Reidentifier):
         self.encoder_dtype: torch.dtype | None = (
             None  # the document encoder's autocast precision (None: full; see `reduced_precision`)
         )
-        self.remember = 0  # embeddings of this many recent distinct documents kept, so a text seen again is not re-encoded (0: none)
+        # embeddings of this many recent distinct documents are kept, so a text seen again is not re-encoded (0: none)
+        self.remember = 0
         self._memory, self._memory_key = OrderedDict(), None
 
     def embed_documents(self, documents: Sequence[str]) -> torch.Tensor:

@@ -66,7 +66,8 @@ def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, regis
         raise KeyError(f"unknown re-identifier {reidentifier!r}; known: {sorted(registry)}")
     if len(dataset) <= k:
         raise DataError(
-            f"{dataset.name}: {len(dataset)} people cannot hide anyone from the top k={k}; the pool needs more than k people"
+            f"{dataset.name}: {len(dataset)} people cannot hide anyone from the top k={k}; "
+            "the pool needs more than k people"
         )
     spec, sizes = registry.get(reidentifier), {s: len(ids) for s, ids in dataset.splits.items()}
     if spec is None or isinstance(spec, NeuralSpec) and spec.training is None:  # bm25 and the zero-shot model
@@ -75,7 +76,8 @@ def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, regis
     needs = {"train": 1, "validation": MIN_VALIDATION if fitted else 1}
     if short := {s: n for s, n in needs.items() if sizes.get(s, 0) < n}:
         raise DataError(
-            f"{dataset.name}: {reidentifier} needs {short} people in those splits but the table's {len(dataset)} people "
+            f"{dataset.name}: {reidentifier} needs {short} people in those splits "
+            f"but the table's {len(dataset)} people "
             f"split into {sizes}; use a larger table, or a re-identifier that needs no training: {TRAINING_FREE}"
         )
 
@@ -146,7 +148,7 @@ class Deidentifier:
         reidentifier: Reidentifier,
         people: Sequence[Person],
         k: int = 1,
-        placeholder: str = MASK_TOKEN,  # written in place of each masked span by "replace" ("{entity_type}" is filled in)
+        placeholder: str = MASK_TOKEN,  # written for each masked span by "replace" ("{entity_type}" is filled in)
         search: str = "approximate",
         long_documents: str = "windows",
         operator: str = "replace",  # "replace", "redact", "hash" (salted) or "pseudonym"
@@ -176,7 +178,7 @@ def fit(
     artifacts_dir=None,
     seed: int = 0,
     progress: bool = True,
-    distributed: bool = False,  # train on every process of a torch.distributed group (under torchrun; see `load_reidentifier`)
+    distributed: bool = False,  # train on every process of a torch.distributed group (torchrun; `load_reidentifier`)
     **options,
 ) -> Deidentifier:
     "Build (training once if needed) the registry's `reidentifier` over `people`; sizes are checked first."

@@ -73,7 +73,8 @@ REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
         TrainingConfig(epochs=2, frozen_layers=0),
     ),
     "nn_uniform_bm25": HybridSpec(
-        "nn_uniform plus the standardised BM25 channel, terms and weight fitted on validation documents (not in the paper)"
+        "nn_uniform plus the standardised BM25 channel, terms and weight fitted on validation documents "
+        "(not in the paper)"
     ),
     "nn_unfrozen_bm25": HybridSpec(
         "nn_unfrozen plus the standardised BM25 channel, terms and weight fitted on validation documents "
@@ -82,7 +83,8 @@ REIDENTIFIERS: dict[str, NeuralSpec | HybridSpec | None] = {
     ),
     "nn_recipe": NeuralSpec(
         "the paper's recipe on MiniLM: all layers and embeddings trained, 3,072-d projection, coordinate ascent "
-        "(g trained in epoch 1, G recomputed), uniform prior, 3 epochs, linear decay (figures/nn_deid/levers_recipe_sweep_*)",
+        "(g trained in epoch 1, G recomputed), uniform prior, 3 epochs, linear decay "
+        "(figures/nn_deid/levers_recipe_sweep_*)",
         BiEncoderConfig(),
         TrainingConfig(epochs=3, frozen_layers=0, freeze_embeddings=False, profile_epochs=(1,)),
     ),

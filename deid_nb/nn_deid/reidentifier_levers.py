@@ -178,7 +178,8 @@ def channel_grid(
     neural_validation = {c: neural.score(t) for c, t in validation_conditions.items()}
     neural_test = {c: neural.score(t) for c, t in test_conditions.items()}
     print(
-        f"{dataset.name}: {len(dataset.split('validation'))} validation and {len(dataset.split('test'))} test documents, "
+        f"{dataset.name}: {len(dataset.split('validation'))} validation and "
+        f"{len(dataset.split('test'))} test documents, "
         f"{len(dataset)} candidates, neural part {neural.name}",
         flush=True,
     )

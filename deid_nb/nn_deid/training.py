@@ -54,8 +54,10 @@ class TrainingConfig:
     num_threads: int | None = (
         None  # torch CPU threads (None: leave as the process has them — the experiments set `cpu_threads()`)
     )
-    distributed: bool = False  # split each batch over the torch.distributed process group (gloo on CPU, NCCL on GPUs): one process's weights
-    precision: str = "auto"  # training forward passes under autocast: "auto" (bfloat16 where native, else float32), "bfloat16", "float32"
+    # split each batch over the torch.distributed process group (gloo on CPU, NCCL on GPUs): one process's weights
+    distributed: bool = False
+    # training forward passes under autocast: "auto" (bfloat16 where native, else float32), "bfloat16", "float32"
+    precision: str = "auto"
 
     def __post_init__(self):
         self.profile_epochs = tuple(self.profile_epochs)
@@ -193,7 +195,8 @@ def _process_share(size: int, config: TrainingConfig) -> slice:
         return slice(None)
     if not torch.distributed.is_initialized():
         raise ValueError(
-            "TrainingConfig(distributed=True) needs torch.distributed.init_process_group first (e.g. run under torchrun)"
+            "TrainingConfig(distributed=True) needs torch.distributed.init_process_group first "
+            "(e.g. run under torchrun)"
         )
     rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
     if size < world:
