@@ -18,7 +18,7 @@ __all__ = ['module_entries', 'api_entries', 'api_notebook']
 
 # %% ../nbs/93_api_reference.ipynb #9b5e0006
 def _signature(node: ast.AST) -> str:
-    "A function's parameters, a class's (its dataclass fields, its `__init__`'s less `self`, else its bases), or a constant's value."
+    "A function's parameters, a class's (dataclass fields, `__init__`'s less `self`, or bases), or a constant's value."
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         node.args.args = node.args.args[
             any(getattr(d, "id", "") == "patch" for d in node.decorator_list) :
@@ -57,7 +57,7 @@ def _first_line(node: ast.AST, lines: list[str]) -> str:
 
 # %% ../nbs/93_api_reference.ipynb #9b5e000e
 def module_entries(module: Path, package_dir: Path) -> list[dict]:
-    "The API entries of one module: every name of its `__all__` and every `@patch`ed method, with signature, docstring line and chapter."
+    "A module's API entries: names in `__all__` and `@patch`ed methods, with signature, docstring line and chapter."
     text = module.read_text(encoding="utf-8")
     chapter = re.search(r"File to edit: (?:\.\./)+nbs/([\w.-]+)\.ipynb", text[:800])
     tree, lines = ast.parse(text), text.splitlines()
@@ -89,7 +89,7 @@ def module_entries(module: Path, package_dir: Path) -> list[dict]:
 
 # %% ../nbs/93_api_reference.ipynb #9b5e0008
 def api_entries(package_dir: Path | None = None) -> list[dict]:
-    "Every public name of the package (`deid_nb` unless `package_dir` is another), its modules in the order of their chapters."
+    "Every public name of the package (`deid_nb` unless `package_dir` is another), its modules in chapter order."
     package_dir = Path(package_dir or Path(deid_nb.__file__).parent)
     modules = [m for m in package_dir.rglob("*.py") if m.name not in ("_modidx.py", "__main__.py")]
     entries = [e for m in modules for e in module_entries(m, package_dir)]
@@ -97,7 +97,7 @@ def api_entries(package_dir: Path | None = None) -> list[dict]:
 
 
 def api_notebook(entries: list[dict], titles: dict[str, str]) -> nbformat.NotebookNode:
-    "The API reference as a notebook of Markdown: a section per module, linked to its chapter (`titles`: {notebook stem: title})."
+    "The API reference as Markdown: a section per module linked to its chapter (`titles`: {notebook stem: title})."
     cells = [
         nbformat.v4.new_markdown_cell(
             "# API reference\n> Every public name of `deid_nb`, by module in the order of the chapters: its "

@@ -100,7 +100,7 @@ def load_causal_lm(
     device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
     artifacts_dir=None,
 ):
-    "(model, tokenizer) in eval mode; never runs code from the model folder; pads on the right with EOS if no pad token."
+    "(model, tokenizer) in eval mode; never runs the model folder's code; pads on the right with EOS if no pad token."
     path = resolve_causal_lm(name, artifacts_dir)
     tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
     model = (

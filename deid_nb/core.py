@@ -48,7 +48,7 @@ def get_logger(name: str = "deid_nb") -> logging.Logger:
 def enable_console_logging(
     level: int | str = logging.INFO,  # the least severe level printed
 ) -> logging.Handler:
-    "For applications (the command line, notebooks): print the package's messages at `level` and above on stderr; calling again adds no second handler."
+    "Print the package's messages at `level` and above on stderr (CLI, notebooks); a second call adds no handler."
     package = get_logger()
     handler = next((h for h in package.handlers if h.get_name() == "deid_nb.console"), None)
     if handler is None:
@@ -174,7 +174,7 @@ def _fresh_temp(path: Path) -> str:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path):
-    "Yield a temporary path beside `path` for a library to write to; rename it to `path` on success, remove it on error."
+    "Yield a temporary path beside `path` to write to; rename it to `path` on success, remove it on error."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _fresh_temp(path)
@@ -270,7 +270,7 @@ def download_file(
     | None = None,  # pinned digest(s); None: the digest recorded beside the file at its first download
     timeout: float = 60,
 ) -> Path:
-    "`dest`, downloaded from `url` if missing; checked against the pinned SHA-256 before it enters the cache and on every later call."
+    "`dest`, downloaded from `url` if missing; checked against its pinned SHA-256 before caching and at every use."
     dest = Path(dest)
     record = dest.with_name(dest.name + ".sha256")
     expected = sha256 or (record.read_text().split() if record.exists() else None)
@@ -329,7 +329,7 @@ def stopwords_english() -> list[str]:
 
 # %% ../nbs/00_core.ipynb #ffddc9a5
 def setup_textattack_offline(nltk_dir: str | Path | None = None, hub_offline: bool | None = None) -> Path:
-    "Install the packaged stopwords as an NLTK corpus, put it on `$NLTK_DATA`, and keep hubs offline; returns the NLTK dir."
+    "Install the packaged stopwords as an NLTK corpus on `$NLTK_DATA` and keep hubs offline; returns the NLTK dir."
     nltk_dir = Path(nltk_dir or get_artifacts_dir() / "nltk_data")
     corpus = nltk_dir / "corpora" / "stopwords"
     if not (corpus / "english").exists():

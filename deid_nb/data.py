@@ -45,7 +45,7 @@ __all__ = ['logger', 'DATA_SOURCES', 'WIKIBIO_MINI_PROFILE', 'PTB_BRACKETS', 'DA
 # %% ../nbs/02_data.ipynb #df02501c
 @dataclass(frozen=True)
 class DataSource:
-    "One dataset file: where it lives in the data directory, its commit-pinned public URL, and the digests a good copy has."
+    "One dataset file: its place in the data directory, its commit-pinned public URL, and the digests a good copy has."
 
     relative_path: str
     url: str | None
@@ -130,7 +130,7 @@ def records_sha256(
     path: str | Path,  # a JSON Lines file
     fields: Iterable[str],  # the fields that count
 ) -> str:
-    "SHA-256 of the non-canary records' `fields` as canonical JSON lines: the same for copies that differ only in spacing, key order, other fields or canaries."
+    "SHA-256 of non-canary records' `fields` as canonical JSON lines: blind to spacing, key order, other fields."
     digest, fields = hashlib.sha256(), tuple(fields)
     for _, record in jsonl_records(Path(path)):
         if not _is_canary(record):
@@ -150,7 +150,7 @@ def _records_match(path: Path, source: DataSource) -> bool:
 
 
 def check_dataset_file(name: str, path: str | Path) -> str:
-    "Which pinned copy of dataset `name` the file at `path` is; a `ChecksumError` naming the file if it is none of them."
+    "Which pinned copy of dataset `name` the file at `path` is; a `ChecksumError` naming the file if none."
     source, path = DATA_SOURCES[name], Path(path)
     known = {**({source.sha256: "the public file"} if source.sha256 else {}), **source.copies}
     digest = sha256_of(path)
@@ -197,7 +197,7 @@ def dataset_path(
     data_dir: str | Path | None = None,
     download: bool = True,  # download the public file into the default cache if it is missing
 ) -> Path:
-    "Path of dataset `name` in the data directory, checked against its pinned SHA-256, downloading the public file first if missing."
+    "Path of dataset `name` in the data directory, checked against its pinned SHA-256; downloaded first if missing."
     if name not in DATA_SOURCES:
         raise DataError(f"unknown dataset {name!r}; known: {sorted(DATA_SOURCES)}")
     source, directory, origin = DATA_SOURCES[name], get_data_dir(data_dir), _data_dir_origin(data_dir)
@@ -242,7 +242,7 @@ def unescape_ptb(text: str) -> str:
 
 
 def parse_wikibio_box(line: str) -> dict[str, str]:
-    "One `SET.box` line → ordered profile; multi-token values rebuilt in position order; `<none>` and image fields dropped."
+    "One `SET.box` line → ordered profile; multi-token values rebuilt in order; `<none>` and image fields dropped."
     tokens: dict[str, list[tuple[int, str]]] = {}
     for item in line.rstrip("\n").split("\t"):
         match = _FIELD_TOKEN.match(item)
@@ -267,7 +267,7 @@ def _sentence_counts(path: Path) -> list[int]:
 
 # %% ../nbs/02_data.ipynb #d1b177fa
 def load_wikibio_raw(directory: str | Path, split: str | None = None, on_error: str = "skip") -> People:
-    "People from the original WikiBio layout in `directory` (`SET.box/.nb/.sent/.title`, `SET` = split or the folder name)."
+    "People from the original WikiBio layout in `directory` (`SET.box/.nb/.sent/.title`; `SET`: split or folder name)."
     directory = Path(directory)
     split = split or directory.name
     files = {ext: directory / f"{split}.{ext}" for ext in ("box", "nb", "sent", "title")}
@@ -312,7 +312,7 @@ def _box_to_profile(box: Mapping[str, list], title: str) -> dict[str, str]:
 
 
 def _wikibio_2000_person(record: Mapping) -> Person:
-    "One WikiBio-2000 record as a `Person` (KeyError, TypeError or AttributeError if a field is missing or of the wrong kind)."
+    "One WikiBio-2000 record as a `Person` (KeyError, TypeError or AttributeError if a field is missing or ill-typed)."
     return Person(
         id_text(record["id"]),
         record["text"],
@@ -326,7 +326,7 @@ def load_wikibio_2000(
     path: str | Path | None = None,  # your own copy (not checked against the pinned digests)
     on_error: str = "skip",
 ) -> People:
-    "WikiBio-2000: id = Wikipedia page id, document = `text`, profile = the full infobox (name first, images dropped); canaries dropped."
+    "WikiBio-2000 less canaries: id = Wikipedia page id, document = `text`, profile = infobox (name first, no images)."
     check_on_error(on_error)
     path = Path(path) if path else dataset_path("wikibio_2000", data_dir)
     people, locations, skipped = [], [], []
@@ -357,7 +357,7 @@ def load_dataset(
     seed: int = 0,
     max_people: int | None = None,
 ) -> PeopleDataset:
-    "Load dataset `name` (see `DATASET_LOADERS`), optionally keep its first `max_people`, and split it; `.skipped` lists records left out."
+    "Load dataset `name` (`DATASET_LOADERS`), its first `max_people` if given, split; `.skipped`: records left out."
     if name not in DATASET_LOADERS:
         raise DataError(f"unknown dataset {name!r}; known: {sorted(DATASET_LOADERS)}")
     people = DATASET_LOADERS[name](data_dir=data_dir)

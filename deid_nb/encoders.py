@@ -67,7 +67,7 @@ def native_dtype(
     precision: str | torch.dtype,  # "auto", "bfloat16", "float32" (or a torch dtype)
     device: torch.device | str = "cpu",
 ) -> torch.dtype:
-    "`precision` as a torch dtype; 'auto' = bfloat16 on a GPU or a CPU with native bfloat16 matrix products, else float32."
+    "`precision` as a torch dtype; 'auto': bfloat16 on a GPU or a CPU with native bfloat16 matmuls, else float32."
     if precision != "auto":
         dtype = getattr(torch, precision, None) if isinstance(precision, str) else precision
         if not isinstance(dtype, torch.dtype):

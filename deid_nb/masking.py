@@ -100,7 +100,7 @@ _READ_AS_LATIN, _DROP_INVISIBLE = str.maketrans(CONFUSABLES), dict.fromkeys(map(
 
 
 def _fold(word: str) -> str:
-    "`word` as it reads, case kept: NFKC, invisible characters dropped, lookalikes as Latin in a word with an ASCII letter."
+    "`word` as it reads, case kept: NFKC, invisible characters dropped, lookalikes as Latin if it has an ASCII letter."
     word = unicodedata.normalize("NFKC", word).translate(_DROP_INVISIBLE)
     return word.translate(_READ_AS_LATIN) if any(c.isascii() and c.isalpha() for c in word) else word
 
@@ -124,7 +124,7 @@ def type_groups(units: Sequence[str], positions: Iterable[int] | None = None) ->
 
 # %% ../nbs/03_masking.ipynb #48bd19d3
 def mask_word_types(text: str, types: Iterable[str], mask_token: str = MASK_TOKEN) -> str:
-    "Replace every unit of a word type in `types` (by `type_key`) by `mask_token`; mask tokens are written as `mask_token`."
+    "Replace each unit whose type (`type_key`) is in `types` by `mask_token`; mask tokens are written as `mask_token`."
     keys = {type_key(t) for t in types}
     if not keys:
         return text
@@ -148,7 +148,7 @@ def mask_word_positions(text: str, positions: Iterable[int], mask_token: str = M
 
 # %% ../nbs/03_masking.ipynb #cb4e81d8
 def masked_spans(original: str, masked: str) -> list[tuple[int, int]]:
-    "Character spans `[start, end)` of `original` whose units are masks in `masked` (masks already in `original` excluded)."
+    "Character spans `[start, end)` of `original` whose units are masks in `masked` (not masks already in `original`)."
     spans, masked_units = [], UNIT_PATTERN.findall(masked)
     for match, unit in zip(UNIT_PATTERN.finditer(original), masked_units):
         if unit == MASK_TOKEN and match.group() != MASK_TOKEN:

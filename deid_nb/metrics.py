@@ -142,7 +142,7 @@ def bootstrap_interval(
 
 # %% ../nbs/06_metrics.ipynb #b408fe44
 def reidentification_summary(ranks: pd.DataFrame) -> dict[str, float]:
-    "Ensemble re-identification % (also without each member) and per re-identifier top-1 %, with 95% bootstrap intervals, median and mean rank."
+    "Ensemble re-identification % (also without each member), per-model top-1 %, 95% bootstrap CIs, median, mean rank."
     ensemble = ensemble_reidentified(ranks)
     summary = {
         "documents": int(ranks["document"].nunique()),
@@ -209,7 +209,7 @@ def evaluate_masking(
 
 # %% ../nbs/06_metrics.ipynb #ab993605
 class FirstPlaces(Reidentifier):
-    "An evaluator's view of `model`: ranks from its reduced-precision copy, re-scored at full precision near first place."
+    "An evaluator's view of `model`: its reduced-precision copy's ranks, re-scored at full precision near first place."
 
     exact_ranks = (
         False  # only rank 0 is the model's own (a model lacks the attribute: exact): never certify with this view
@@ -231,7 +231,7 @@ class FirstPlaces(Reidentifier):
 # %% ../nbs/06_metrics.ipynb #cb868231
 @patch
 def ranks(self: FirstPlaces, documents: Sequence[str] | str, true_ids: Sequence[str] | str):
-    "Ranks of the true profiles: 0 exactly when the model ranks it first; beyond the first, the reduced-precision pass's."
+    "Ranks of the true profiles: 0 exactly when the model ranks it first; others from the reduced-precision pass."
     if isinstance(documents, str):
         return int(self.ranks([documents], [true_ids])[0])
     documents, columns = list(documents), self.columns(list(true_ids))

@@ -48,7 +48,7 @@ HIDDEN = ("hide", "default_exp")  # directives whose cells a page leaves out, as
 
 
 def runs_for_docs(cell) -> bool:
-    "Whether a cell runs when a chapter's outputs are made: a code cell, not `#| slow` (which `make test` skips too) nor `#| eval: false`."
+    "Whether a cell runs for a chapter's outputs: a code cell, neither `#| slow` (as `make test`) nor `#| eval: false`."
     found = directives(cell.source) if cell.cell_type == "code" else {}
     return cell.cell_type == "code" and "slow" not in found and found.get("eval") != "false"
 
@@ -80,7 +80,7 @@ def page_cells(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 # %% ../nbs/92_pages.ipynb #9a00000d
 def portable_text(text: str, roots: dict[str, str] | None = None) -> str:
-    "`text` with each path of `roots` ({path: label}) as its label, temporary folders as `<tmp>`, timings (`1.6 s`) as `<time>`, no addresses."
+    "`text` with `roots`' paths ({path: label}) as labels, temp folders as `<tmp>`, timings as `<time>`, no addresses."
     for path, label in sorted((roots or {}).items(), key=lambda item: -len(item[0])):
         text = text.replace(path, label)
     text = re.sub(re.escape(tempfile.gettempdir()) + r"/[\w.-]+", "<tmp>", text)
@@ -105,7 +105,7 @@ def coalesced(outputs: list) -> list:
 
 
 def portable_output(output, roots: dict[str, str] | None = None):
-    "A copy of a notebook output with `portable_text` applied to its text (stored as lines, as Jupyter does), and no execution count."
+    "A notebook output's copy: `portable_text` on its text (stored as lines, as Jupyter does), no execution count."
     output = copy.deepcopy(output)
     if "text" in output:
         output["text"] = portable_text("".join(output["text"]), roots).splitlines(keepends=True)
@@ -142,7 +142,7 @@ def execute_chapter(notebook: Path, cwd: Path | None = None, timeout: int = 900)
 
 # %% ../nbs/92_pages.ipynb #9a000011
 def store_outputs(notebook: Path, executed: nbformat.NotebookNode, roots: dict[str, str] | None = None) -> int:
-    "Write what a page shows of `executed`'s outputs, portable, into `notebook`'s code cells by id; returns the cells with outputs."
+    "Write `executed`'s outputs, portable, as its page shows them, into `notebook`'s cells by id; returns their count."
     failed = [
         c.id for c in executed.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)
     ]
@@ -167,7 +167,7 @@ SAVERS = ("save_table", "save_figure")
 
 
 def saved_files(source: str) -> list[tuple[str, str]]:
-    "(stem, system) of each `save_table` / `save_figure` call in `source` whose stem and system are written out, in order."
+    "(stem, system) of each `save_table` / `save_figure` call in `source` with stem and system written out, in order."
     try:
         tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
     except SyntaxError:
@@ -194,7 +194,7 @@ FOLD_ROWS = 25  # a committed table longer than this is folded on the page
 
 
 def committed_markdown(stem: str, system: str, figures_dir: Path, datasets: list[str]) -> str:
-    "The committed table and figure of `stem` in `figures_dir/system` for each of `datasets`, as Markdown ('' when there is none)."
+    "The committed table and figure of `stem` in `figures_dir/system` for each of `datasets`, as Markdown ('' if none)."
     parts = []
     for dataset in datasets:
         table, figure = (Path(figures_dir) / system / f"{stem}_{dataset}{suffix}" for suffix in (".md", ".png"))
@@ -226,7 +226,7 @@ NO_RESULTS_NOTE = (
 def with_committed_results(
     notebook: nbformat.NotebookNode, name: str, figures_dir: Path, datasets: list[str]
 ) -> nbformat.NotebookNode:
-    "A copy of an unexecuted experiment notebook with the committed files each cell saved after it, and a note under its title."
+    "An unexecuted experiment notebook's copy: after each cell the committed files it saved, a note under the title."
     cells, systems = [], []
     for cell in copy.deepcopy(notebook.cells):
         cells.append(cell)

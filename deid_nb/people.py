@@ -199,7 +199,7 @@ def split_indices(
 # %% ../nbs/01_people.ipynb #0a55db14
 @dataclass
 class PeopleDataset:
-    "A named list of people with deterministic splits; the candidate pool is every person. The name must be `safe_name`-safe (it names artifact folders)."
+    "People with a `safe_name`-safe name (it names artifact folders) and deterministic splits; the pool is everyone."
 
     name: str
     people: list[Person]

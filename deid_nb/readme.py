@@ -18,7 +18,7 @@ __all__ = ['headline_markdown', 'markers', 'replace_region', 'readme_from_index'
 
 # %% ../nbs/90b_readme.ipynb #6dfb3577
 def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> str:
-    "The README's headline table from NN DeID's `table2_{dataset_name}.csv`, with a link to its page ('' if Table 2 has not been run)."
+    "The README's headline table from `table2_{dataset_name}.csv` of NN DeID, linked to its page ('' if not run yet)."
     path = Path(figures_dir) / "nn_deid" / f"table2_{dataset_name}.csv"
     if not path.exists():
         return ""

@@ -141,7 +141,7 @@ def reduced_precision(self: Reidentifier, dtype: str = "auto") -> Reidentifier:
 # %% ../nbs/04_reidentifier.ipynb #pv0code1
 @patch
 def score_columns(self: Reidentifier, documents: Sequence[str], columns: Sequence[int]) -> np.ndarray:
-    "Scores (len(documents), len(columns)) at the pool `columns`: those columns of `score` (here computed whole, then cut)."
+    "Scores (len(documents), len(columns)) at the pool `columns`: those of `score` (here computed whole, then cut)."
     return np.atleast_2d(self.score(list(documents)))[:, np.asarray(columns, dtype=np.int64)]
 
 
@@ -282,7 +282,7 @@ def score_columns(self: BM25Reidentifier, documents: Sequence[str], columns: Seq
 
 @patch
 def restricted_to(self: BM25Reidentifier, columns: Sequence[int]) -> BM25Reidentifier:
-    "BM25 over the candidates at `columns` only (same statistics, same scores); `pool_moments` still describe the whole pool."
+    "BM25 over the candidates at `columns` only (same statistics and scores); `pool_moments` stay the whole pool's."
     part = copy.copy(self)
     part.weights = self._column_weights(columns).tocsr()
     Reidentifier.__init__(part, [self.candidate_ids[j] for j in np.asarray(columns, dtype=np.int64)])
@@ -305,7 +305,7 @@ def _pool_gram(self: BM25Reidentifier, terms: np.ndarray) -> tuple[np.ndarray, n
 # %% ../nbs/04_reidentifier.ipynb #pv0code7
 @patch
 def pool_moments(self: BM25Reidentifier, documents: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    "Mean and standard deviation of each document's BM25 scores over the whole pool, from its own terms (the pool unscored)."
+    "Mean and standard deviation of each document's BM25 scores over the whole pool, from its terms (pool unscored)."
     queries = self.query_matrix(documents).tocsc()
     terms, gram = self._pool_gram(np.flatnonzero(queries.getnnz(axis=0)))
     if getattr(self, "_term_means", None) is None:

@@ -29,7 +29,7 @@ def _files(folder: Path, stem: str) -> list[tuple[str, Path | None, Path | None]
 
 
 def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bool) -> str:
-    "One entry of a system's page: title, caption, then per dataset its table and figure ('' when nothing was saved under `stem`)."
+    "A system page's entry: title, caption, then per dataset its table and figure ('' if none is saved as `stem`)."
     files, lines = _files(Path(folder), stem), []
     for dataset, table, figure in files:
         lines += [f"**{DATASET_TITLES.get(dataset, dataset)}**", ""] if len(files) > 1 else []
@@ -100,7 +100,7 @@ def _others(folder: Path, entries: list) -> list[str]:
 
 
 def system_page(figures_dir: Path, system: str) -> str:
-    "The results page of `system` (`figures/<system>/README.md`): notebooks, scale, run time, then its entries in the paper's order."
+    "`system`'s results page (`figures/<system>/README.md`): notebooks, scale, run time, entries in the paper's order."
     (title, notebooks, scale), entries = SYSTEM_PAGES[system], RESULT_SECTIONS[system]
     folder = Path(figures_dir) / system
     datasets = list(dict.fromkeys(d for stem, *_ in entries for d, *_ in _files(folder, stem)))
@@ -112,7 +112,7 @@ def system_page(figures_dir: Path, system: str) -> str:
 
 # %% ../nbs/90a_results_pages.ipynb #5a1e0c06
 def figures_index(figures_dir: Path) -> str:
-    "`figures/README.md`: a row per system folder's page (title, notebooks, tables and figures), then the recorded run times."
+    "`figures/README.md`: a row per system's page (title, notebooks, tables and figures), then the recorded run times."
     figures_dir, rows = Path(figures_dir), []
     for system, (title, notebooks, _) in [(s, page) for s, page in SYSTEM_PAGES.items() if (figures_dir / s).is_dir()]:
         files = [
@@ -148,7 +148,7 @@ def figures_index(figures_dir: Path) -> str:
 
 # %% ../nbs/90a_results_pages.ipynb #5a1e0c07
 def result_pages(figures_dir: Path) -> dict[Path, str]:
-    "{path: text} of every results page (each system with a folder) and of the index, as `write_result_pages` writes them."
+    "{path: text} of every results page (each system with a folder) and the index, as `write_result_pages` writes them."
     figures_dir = Path(figures_dir)
     pages = {
         figures_dir / s / "README.md": system_page(figures_dir, s) for s in SYSTEM_PAGES if (figures_dir / s).is_dir()
@@ -167,7 +167,7 @@ def write_result_pages(figures_dir: Path) -> list[Path]:
 def record_timing(
     figures_dir: Path, command: str, what: str, minutes: float, machine: str, commit: str, date: str
 ) -> pd.DataFrame:
-    "Record a measured run time in `figures/timings.csv`, replacing an earlier row of the same command; returns the table."
+    "Record a measured run time in `figures/timings.csv`, replacing an earlier row of that command; returns the table."
     row = pd.DataFrame(
         [
             {

@@ -57,7 +57,7 @@ def page_title(notebook: Path) -> str:
 
 # %% ../nbs/93a_site.ipynb #b113017c
 def page_sources(nbs_dir: Path, runs_dir: Path, size: str = "default") -> list[tuple[Path, Path, str]]:
-    "(notebook, the file to render, kind) for index.ipynb and every numbered notebook, in order; kind: home, run, not run, chapter."
+    "(notebook, file to render, kind) per page in order: index.ipynb, then numbered; kind: home, run, not run, chapter."
     experiments = {e.path.name: e for e in experiment_notebooks(nbs_dir)}
     plan, sources = RunPlan([], size, runs_dir=runs_dir), []
     for notebook in [nbs_dir / "index.ipynb"] + sorted(p for p in nbs_dir.glob("[0-9]*.ipynb")):
@@ -89,7 +89,7 @@ SEARCH_BOX = (
 
 
 def sidebar(pages: list[tuple[str, str, str]]) -> str:
-    "The sidebar's HTML from (html file name, title, block) of every page: the search box, the API reference, the pages by block."
+    "The sidebar's HTML from each page's (html file name, title, block): search box, API reference, the pages by block."
     parts, current = [SIDEBAR_CSS, '<nav id="deid-nb-nav"><a href="index.html"><b>deid_nb</b></a>', SEARCH_BOX], None
     for name, title, block in pages:
         if block == "index":
@@ -102,7 +102,7 @@ def sidebar(pages: list[tuple[str, str, str]]) -> str:
 
 
 def rooted(nav: str, up: str) -> str:
-    "The sidebar of a page `up` (`../../`) below the site's root: its links, script and search index reached from there."
+    "The sidebar of a page `up` (`../../`) below the root: its links, script and search index reached from there."
     return re.sub(r'\b(href|src|data-root)="', rf'\1="{up}', nav)
 
 # %% ../nbs/93a_site.ipynb #51d86b6f
@@ -110,14 +110,14 @@ MATHJAX = "_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 
 
 def mathjax_dir() -> Path | None:
-    "MathJax 2 as the `jupyter-server-mathjax` package ships it; None where it is not installed (math then shows as TeX)."
+    "MathJax 2 as the `jupyter-server-mathjax` package ships it; None if not installed (math then shows as TeX)."
     spec = importlib.util.find_spec("jupyter_server_mathjax")
     folder = Path(spec.origin).parent / "static" if spec and spec.origin else None
     return folder if folder and (folder / "MathJax.js").exists() else None
 
 
 def render_page(notebook: nbformat.NotebookNode, nav: str, up: str = "") -> str:
-    "One page, `up` below the root: the notebook as HTML without prompts, with the sidebar, loading nothing from another site."
+    "One page, `up` below the root: the notebook as HTML (no prompts) with the sidebar, nothing loaded from elsewhere."
     exporter = HTMLExporter(
         template_name="lab",
         exclude_input_prompt=True,
@@ -134,13 +134,13 @@ def render_page(notebook: nbformat.NotebookNode, nav: str, up: str = "") -> str:
 
 # %% ../nbs/93a_site.ipynb #5b1e0c02
 def site_links(markdown: str) -> str:
-    "Markdown's links as the site has them: notebooks (`nbs/x.ipynb`) as their pages, results pages (`…/README.md`) as HTML."
+    "Markdown's links as on the site: notebooks (`nbs/x.ipynb`) as their pages, results pages (`…/README.md`) as HTML."
     markdown = re.sub(r"\]\(nbs/([^)\s]+)\.ipynb\)", r"](\1.html)", markdown)
     return re.sub(r"\]\(([^)\s]*)README\.md\)", r"](\1README.html)", markdown)
 
 
 def render_results_pages(figures_out: Path, nav: str) -> list[Path]:
-    "Every results page copied with the figures (`README.md`) also as `README.html` beside it, with the sidebar; returns them."
+    "Each results page, copied with the figures (`README.md`), also as `README.html` with the sidebar; returns them."
     written, site_root = [], Path(figures_out).parent
     for page in sorted(Path(figures_out).rglob("README.md")):
         up = "../" * (len(page.relative_to(site_root).parts) - 1)
@@ -175,13 +175,13 @@ var q=new URLSearchParams(location.search).get("q");if(q){box.value=q;load(show)
 
 
 def search_entry(url: str, title: str, notebook: nbformat.NotebookNode) -> dict:
-    "A page of the search index: its address, title and text (Markdown and code, whitespace collapsed, cut at `SEARCH_CHARS`)."
+    "A search index entry: address, title and text (Markdown and code, whitespace collapsed, cut at `SEARCH_CHARS`)."
     text = " ".join(c.source for c in notebook.cells if c.cell_type in ("markdown", "code"))
     return {"url": url, "title": title, "text": re.sub(r"\s+", " ", text).strip()[:SEARCH_CHARS]}
 
 
 def write_search(out_dir: Path, entries: list[dict]) -> list[Path]:
-    "`search.json`, `search_index.js` (the index as a script) and `search.js` (the search box's code) in `out_dir`; returns them."
+    "`search.json`, `search_index.js` (index as a script) and `search.js` (box code) written to `out_dir`; returned."
     index = json.dumps(entries, ensure_ascii=False, separators=(",", ":"))
     files = {"search.json": index, "search_index.js": f"window.DEID_NB_SEARCH={index};\n", "search.js": SEARCH_JS}
     for name, text in files.items():
@@ -191,7 +191,7 @@ def write_search(out_dir: Path, entries: list[dict]) -> list[Path]:
 
 # %% ../nbs/93a_site.ipynb #63ff9b6a
 def changed_cells(notebook: Path, executed: Path) -> int:
-    "How many cells of `notebook` differ from its executed run (papermill's injected parameters aside); 0: the run is current."
+    "How many cells of `notebook` differ from its executed run (papermill's parameters aside); 0: the run is current."
     mine = [c.source for c in nbformat.read(notebook, as_version=4).cells]
     ran = [
         c.source
@@ -216,7 +216,7 @@ def stale_run_note(notebook: Path, changed: int, size: str = "default") -> nbfor
 def _page_notebook(
     notebook: Path, source: Path, kind: str, nbs_dir: Path, execute: bool, figures_dir: Path, size: str = "default"
 ) -> nbformat.NotebookNode:
-    "What a page shows: a chapter (run now when `execute`), a run (noted when stale), an experiment not run here with its committed results, the home page."
+    "A page's notebook: a chapter (run if `execute`), a run (noted if stale), an unrun experiment with results, home."
     nb = execute_chapter(source, nbs_dir) if kind == "chapter" and execute else nbformat.read(source, as_version=4)
     if kind == "run" and (changed := changed_cells(notebook, source)):
         nb.cells.insert(1, stale_run_note(notebook, changed, size))
@@ -277,7 +277,7 @@ def build_site(
     execute: bool = False,
     only: list[str] | None = None,
 ) -> Path:
-    "Write the site into `out_dir` (a page per notebook — only those of `only` when given —, `api.html`, the search, `figures/`); returns its index page."
+    "Write the site in `out_dir` (a page per notebook or of `only`, `api.html`, search, `figures/`); returns the index."
     root = cache_root()
     nbs_dir, runs_dir = Path(nbs_dir or root / "nbs"), Path(runs_dir or root / "runs")
     figures_dir, out_dir = Path(figures_dir or root / "figures"), Path(out_dir)
@@ -298,7 +298,7 @@ def build_site(
 
 # %% ../nbs/93a_site.ipynb #9b5e000c
 def store_chapter_outputs(nbs_dir: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
-    "Run every library chapter (those of `only` when given) with slow cells skipped and store its page's outputs in it; returns them."
+    "Run each library chapter (or those of `only`), slow cells skipped, storing its page's outputs in it; returns them."
     nbs_dir = Path(nbs_dir or cache_root() / "nbs")
     roots = {
         str(nbs_dir.resolve().parent): "<checkout>",

@@ -30,7 +30,7 @@ __all__ = ['jsonl_records', 'read_table', 'clean_value', 'id_text', 'people_from
 
 # %% ../nbs/01a_tables.ipynb #602490d8
 def jsonl_records(path: Path, numbers_as_text: bool = True) -> list[tuple[int, dict]]:
-    "(line number, record) for each non-blank line, numbers kept as the text written (or parsed); a bad line raises `DataError` naming it."
+    "(line number, record) per non-blank line, numbers as written (or parsed); a bad line raises `DataError` naming it."
     number_hooks = dict(parse_int=str, parse_float=str) if numbers_as_text else {}
     records = []
     with open(path, encoding="utf-8") as f:
@@ -51,7 +51,7 @@ def jsonl_records(path: Path, numbers_as_text: bool = True) -> list[tuple[int, d
 # %% ../nbs/01a_tables.ipynb #fc175310
 @contextlib.contextmanager
 def _long_csv_fields(limit: int = 2**31 - 1):
-    "While inside: `csv` reads fields up to `limit` characters (its default is 131,072); the previous limit is restored."
+    "While inside, `csv` reads fields up to `limit` characters (csv's default: 131,072); the old limit restored after."
     previous = csv.field_size_limit(limit)
     try:
         yield
@@ -83,7 +83,7 @@ def _csv_records(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
 
 # %% ../nbs/01a_tables.ipynb #1006fd13
 def _read_csv(path: Path) -> pd.DataFrame:
-    "A CSV as a DataFrame of strings, indexed by the line each record starts on; empty, header-only or repeated columns raise."
+    "A CSV as a DataFrame of strings indexed by each record's first line; empty, header-only or repeated columns raise."
     header, records, lines = _csv_records(path)
     if not records:
         raise DataError(f"{path}: only a header line, no records")
@@ -138,7 +138,7 @@ def clean_value(value) -> str:
 
 
 def id_text(value):
-    "An id as loaded: text without its surrounding spaces, integers as written, missing as empty; anything else is left for validation to reject."
+    "An id as loaded: text stripped, integers as written, missing as empty; anything else is for validation to reject."
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -147,7 +147,7 @@ def id_text(value):
 
 # %% ../nbs/01a_tables.ipynb #fac49643
 def _row_profile(row: Mapping, profile_columns: list[str] | None, profile_column: str | None) -> dict[str, str]:
-    "One row's profile: its `profile_columns`, or the JSON object (dict or text) in `profile_column`; anything else raises."
+    "One row's profile: its `profile_columns`, or the JSON object (dict or text) in `profile_column`; else raises."
     if not profile_column:
         raw = {column: row[column] for column in profile_columns}
     else:
@@ -172,7 +172,7 @@ def people_from_table(
     source: str | None = None,  # how messages name the table (default: its path)
     on_error: str = "skip",  # a bad record: "skip" (log, report in `.skipped`) or "raise"
 ) -> People:
-    "People from a table; a broken file raises `DataError`, a bad record is skipped and reported (or raises), each named by line."
+    "People from a table; a broken file raises `DataError`, a bad record is skipped and reported (or raises), by line."
     check_on_error(on_error)
     source, frame = source or (str(table) if not isinstance(table, pd.DataFrame) else "table"), read_table(table)
     needed = [id_column, document_column, *(profile_columns or []), *([profile_column] if profile_column else [])]

@@ -114,7 +114,7 @@ def _save_manifest(out: Path, manifest: dict):
 
 
 def _finished_shards(out: Path, split: str, shard_size: int) -> list[dict]:
-    "The manifest's shards still on disk with their recorded SHA-256, up to the first that is not; [] without a manifest."
+    "The manifest's shards on disk with their recorded SHA-256, up to the first that is not; [] without a manifest."
     if not (out / "manifest.json").exists():
         return []
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))

@@ -227,7 +227,7 @@ def train_tagger(
     reuse: bool = True,
     device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
 ) -> tuple[BiLSTMCRF, dict]:
-    "Train (or load the cached) tagger; returns it in eval mode and its history (`epochs`, per-epoch loss and validation F1)."
+    "The trained (or cached) tagger in eval mode and its history (`epochs`, per-epoch loss and validation F1)."
     folder = (
         get_artifacts_dir(artifacts_dir) / "adversarial" / "tagger" / tagger_key(config, embeddings, train, validation)
     )

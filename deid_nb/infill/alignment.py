@@ -37,7 +37,7 @@ class MaskedSpan:
 # %% ../../nbs/42_redaction_alignment.ipynb #f5708db8
 @dataclass
 class MaskedDocument:
-    "The original text, its sorted non-overlapping masked spans, and the id and person keys of the original in the knowledge base."
+    "The original, its sorted non-overlapping masked spans, and its id and person keys in the knowledge base."
 
     doc_id: str
     original: str

@@ -37,7 +37,7 @@ def span_order(document: MaskedDocument, seed: int) -> np.ndarray:
 
 # %% ../../nbs/43a_infilling_attack.ipynb #09c2602c
 class DocumentInfilling:
-    "One document under attack at one level: its BM25 documents, its spans in their seeded order, the fills so far and a record per filled span."
+    "One document attacked at one level: BM25 documents, spans in seeded order, fills so far, a record per filled span."
 
     def __init__(
         self,
@@ -127,7 +127,7 @@ def infill_documents(
     context_chars: int = 300,
     progress: bool = False,  # a bar over the spans filled (stderr)
 ) -> pd.DataFrame:
-    "Infill every span of each document at `level`, the documents a step at a time (each step's queries in one batch); a failing document is logged and skipped."
+    "Infill each document's spans at `level`, a step at a time (each step's queries batched); failures logged, skipped."
     active = [
         run for run in (_start(d, retriever, level, k, seed, context_chars) for d in documents) if run is not None
     ]
@@ -167,7 +167,7 @@ def infill_documents(
 def retrieval_records(
     documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300
 ) -> pd.DataFrame:
-    "Retrieval alone on the fully masked documents (Tables 1–2): per span, is the original in the BM25 documents, and the first positive chunk's rank."
+    "Retrieval alone, per span of fully masked documents (Tables 1–2): original retrieved? first positive chunk's rank."
     rows = []
     for document in documents:
         text, offsets = document.render()

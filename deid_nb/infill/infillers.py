@@ -133,7 +133,7 @@ def _cut_beam(text: str) -> str:
 
 # %% ../../nbs/43_infillers.ipynb #b2a75253
 class LMInfiller:
-    "Causal-LM infiller: copy candidates ∪ beams, re-ranked by log p(hypothesis, right context | passages + left context)."
+    "Causal-LM infiller: copies ∪ beams, re-ranked by log p(hypothesis, right context | passages + left context)."
 
     name = "lm"
 
@@ -177,7 +177,7 @@ def _ids(self: LMInfiller, text: str) -> list[int]:
 
 @patch
 def prompt_ids(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> list[int]:
-    "Start token, the passages (one per paragraph) and the left context without its trailing space, cut from the left to fit."
+    "Start token, the passages (one per paragraph) and the left context less its trailing space, cut from the left."
     text = "".join(f"{p}\n\n" for p in passages) + context.left.rstrip()
     ids = self._ids(text)
     return [_start_id(self.tokenizer)] + ids[max(0, len(ids) - self.max_prompt_tokens + 1) :]
@@ -237,7 +237,7 @@ def continuation_logprobs(
     right: str,
     prefix=None,  # the prompt's `prefill` (None: computed here)
 ) -> tuple[np.ndarray, np.ndarray]:
-    "Per hypothesis: log p(hypothesis | prompt) and log p(right-context tokens | prompt + hypothesis); the prompt's cache is shared."
+    "Per hypothesis: log p(hypothesis | prompt), log p(right-context tokens | prompt + hypothesis); one prompt cache."
     device = next(self.model.parameters()).device
     right_ids = self._ids(right)[: self.right_tokens] or [self.tokenizer.eos_token_id]
     prefix = prefix if prefix is not None else self.prefill(prompt)
@@ -273,7 +273,7 @@ def continuation_logprobs(
 def hypotheses(
     self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int], prefix=None
 ) -> dict[str, float]:
-    "{hypothesis: copy score (0 when the passages lack it)}: copy candidates ∪ LM beams, the visible length enforced when any fits."
+    "{hypothesis: copy score (0 if not in the passages)}: copies ∪ LM beams, the visible length enforced when any fits."
     scored = self.copy.candidates(context, passages)
     copy_scores = {text: score for score, text in scored}
     found = list(
@@ -286,7 +286,7 @@ def hypotheses(
 # %% ../../nbs/43_infillers.ipynb #30e94a16
 @patch
 def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> str:
-    "The hypothesis maximising hypothesis_weight × log p(hypothesis | prompt) + log p(right | prompt + hypothesis) + copy_weight × copy score."
+    "The h maximising hypothesis_weight × log p(h | prompt) + log p(right | prompt + h) + copy_weight × copy score(h)."
     prompt = self.prompt_ids(context, passages)
     prefix = self.prefill(prompt) if self.beams else None  # the prompt is encoded once, for the beams and the scores
     found = self.hypotheses(context, passages, prompt, prefix)

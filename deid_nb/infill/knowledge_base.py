@@ -27,7 +27,7 @@ def name_key(name: str) -> str:
 
 
 def person_keys(person: Person) -> frozenset[str]:
-    "Keys of the person a record is about: `url:` its Wikipedia URL (extras or an URL-shaped id) and `name:` its name key."
+    "Keys of the person a record is about: `url:` its Wikipedia URL (extras or a URL-shaped id), `name:` its name key."
     url = person.extras.get("url") or (person.person_id if str(person.person_id).startswith("http") else None)
     name = name_key(person.name)
     return frozenset(key for key in (f"url:{url}" if url else "", f"name:{name}" if name else "") if key)
@@ -38,7 +38,7 @@ PASSAGE_KINDS = ("general", "biography", "infobox")
 
 @dataclass(frozen=True)
 class Passage:
-    "One background document: a unique id, its text, its kind, and the keys of the person it is about (none for general text)."
+    "One background document: a unique id, text, kind, and the keys of the person it is about (none for general text)."
 
     passage_id: str
     text: str
@@ -56,7 +56,7 @@ def biography_passages(people: Sequence[Person], source: str) -> list[Passage]:
 
 # %% ../../nbs/40_knowledge_base.ipynb #801bea13
 def infobox_passages(people: Sequence[Person], source: str) -> list[Passage]:
-    "Each profile with more than a name, linearised `key || value` per line, as an `infobox` passage `{source}-box:{person_id}`."
+    "Each profile with more than a name, `key || value` per line, as an `infobox` passage `{source}-box:{person_id}`."
     return [
         Passage(f"{source}-box:{p.person_id}", linearise_profile(p.profile), "infobox", person_keys(p))
         for p in people

@@ -35,7 +35,7 @@ def exact_match(prediction: str, original: str, cased: bool = True) -> float:
 
 
 def token_recall(prediction: str, original: str) -> float:
-    "The paper's token recall: % of the prediction's words that are in the original (multiset); 0 for an empty prediction."
+    "The paper's token recall: % of the prediction's words in the original (multiset); 0 for an empty prediction."
     predicted = Counter(_words(prediction))
     return 100.0 * sum((predicted & Counter(_words(original))).values()) / sum(predicted.values()) if predicted else 0.0
 
@@ -107,7 +107,7 @@ def reidentification_change(
     infilled: Mapping[str, str],  # {person_id: the same text after infilling}
     reidentifiers,  # a re-identifier, a list, or {name: re-identifier}
 ) -> dict[str, float]:
-    "Ensemble re-identification % on the masked and on the infilled texts, the signed change, and documents gained / lost."
+    "Ensemble re-identification % on the masked and the infilled texts, the signed change, documents gained / lost."
     if set(masked) != set(infilled):
         raise KeyError(f"masked and infilled texts differ in ids, e.g. {sorted(set(masked) ^ set(infilled))[:3]}")
     ids = list(masked)

@@ -25,7 +25,7 @@ __all__ = ['ANON', 'SparseRetriever', 'chunk_text', 'span_query', 'DenseReranker
 
 # %% ../../nbs/41_retrieval.ipynb #2b0c70ea
 class SparseRetriever(BM25Reidentifier):
-    "BM25 over a knowledge base's passages (the package's BM25 with rank_bm25's defaults); `top_documents` ranks inside a level."
+    "BM25 over a knowledge base's passages (the package's, rank_bm25's defaults); `top_documents` ranks in a level."
 
     def __init__(self, knowledge_base: KnowledgeBase, k1: float = 1.5, b: float = 0.75):
         if not len(knowledge_base):  # BM25's average passage length would divide by zero
@@ -111,7 +111,7 @@ def _read_chunk_embeddings(path: Path) -> dict[str, np.ndarray]:
 
 # %% ../../nbs/41_retrieval.ipynb #4ebeb5a7
 class DenseReranker:
-    "A zero-shot sentence-transformers bi-encoder that ranks chunks for a span query; chunk embeddings cached by text hash."
+    "A zero-shot sentence-transformers bi-encoder ranking chunks for a span query; chunk embeddings cached by hash."
 
     def __init__(
         self,
@@ -165,7 +165,7 @@ def embed(self: DenseReranker, texts: str | Sequence[str], cache: bool = True) -
 
 @patch
 def embed_queries(self: DenseReranker, texts: Sequence[str]) -> np.ndarray:
-    "Embeddings of span queries (2-d), remembered in memory: a query recurs across levels and k, and in every attack's first step."
+    "Span query embeddings (2-d), kept in memory: a query recurs across levels and k, and in each attack's first step."
     missing = [t for t in dict.fromkeys(texts) if _text_hash(t) not in self.queries]
     if missing:
         self.queries.update(zip(map(_text_hash, missing), self.embed(missing, cache=False)))
@@ -240,7 +240,7 @@ class Retriever:
     def passages(
         self, query: str | np.ndarray, documents: Sequence[int], k: int | None = None, cache_query: bool = False
     ) -> list[tuple[int, str]]:
-        "The chunks of `documents` ranked for `query` (a text or its embedding; BM25 order without a dense model); the first `k`."
+        "The first `k` chunks of `documents` ranked for `query` (text or embedding; BM25 order without a dense model)."
         chunks = self.chunks_of(documents)
         order = (
             self.dense.rank(query, [c for _, c in chunks], cache_query)[0]
@@ -252,7 +252,7 @@ class Retriever:
     def passages_for(
         self, queries: Sequence[str], documents: Sequence[Sequence[int]], k: int | None = None
     ) -> list[list[tuple[int, str]]]:
-        "`passages` for many (query, documents) pairs, the queries encoded in one batch: one step of many documents at once."
+        "`passages` for many (query, documents) pairs, queries encoded in one batch: a step of many documents at once."
         dense = (
             [i for i, d in enumerate(documents) if len(d)] if self.dense is not None else []
         )  # no documents, nothing to rank

@@ -30,7 +30,7 @@ APPROXIMATE_RANKINGS = ("auto", "last_layer", "pooled", "lazy")
 
 
 def resolve_ranking(reidentifier: Reidentifier, ranking: str = "auto") -> str:
-    "The ranking the approximate search uses: `ranking` if the model offers it, or for 'auto' its best one (else 'lazy')."
+    "The approximate search's ranking: `ranking` if the model offers it, or for 'auto' its best one (else 'lazy')."
     if ranking not in APPROXIMATE_RANKINGS:
         raise ValueError(f"unknown ranking {ranking!r}; choose one of {APPROXIMATE_RANKINGS}")
     offered = tuple(reidentifier.deletion_rankings) if reidentifier.deletion_scores is not None else ()
@@ -57,7 +57,7 @@ def _white_box_estimate(
     ranking: str,
     prefilter: int | None,
 ):
-    "(candidates, their `ranking` estimates); with `prefilter`, only the pooled estimate's best `prefilter` candidates, in order."
+    "(candidates, their `ranking` estimates); with `prefilter`, only the pooled estimate's best `prefilter`, in order."
     estimate = lambda options, by: reidentifier.deletion_scores(states, true_id, options, deleted, by)
     if prefilter and ranking != "pooled" and len(candidates) > prefilter:
         kept = np.argsort(-estimate(candidates, "pooled"), kind="stable")[:prefilter]
@@ -164,7 +164,7 @@ def approximate_search_many(
     prefilter: int | None = None,  # rank only the pooled estimate's best `prefilter` by `ranking` (None: all)
     keep: Iterable[str] = (),  # words never masked (an allow-list, matched by `type_key`)
 ) -> list[Trajectory]:
-    "Greedy over only the most promising candidates per step (by `ranking`), many documents at once, optionally pruned; exact ranks."
+    "Greedy over the best candidates per step by `ranking`, many documents at once, pruned if asked; exact ranks."
     ranking = resolve_ranking(reidentifier, ranking)
     defaults = approximate_defaults(ranking)
     top_m, prune = defaults["top_m"] if top_m is None else int(top_m), defaults["prune"] if prune is None else prune
@@ -229,7 +229,7 @@ def prune_trajectories(
     k_values: Iterable[int] | None = None,  # the Ks to prune for (None: each trajectory's max_k)
     batch_size: int | None = 256,  # documents per `score` call
 ) -> list[Trajectory]:
-    "Record in each trajectory, for each K it reached, its masks for K without those not needed for K (in place; returned)."
+    "In each trajectory, record for each K it reached its masks for K minus those not needed (in place; returned)."
     jobs, counted = [], CountedReidentifier(reidentifier)
     for owner, t in enumerate(trajectories):
         units, column = Units.of(t.document), int(reidentifier.columns([t.true_id])[0])

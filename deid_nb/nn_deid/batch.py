@@ -154,7 +154,7 @@ def write_manifest(manifest: dict, output_dir: str | Path) -> Path:
 
 
 def is_finished(entry: dict | None, task: dict, output_dir: str | Path) -> bool:
-    "Whether `entry` records `task` done: same input, output, model and settings; the output (and side file) on disk, the output's SHA-256 as recorded."
+    "Whether `entry` records `task` done (same input, output, model, settings), its output (and side file) intact."
     if (
         not entry
         or "error" in entry
@@ -178,7 +178,7 @@ def plan_shards(
     text_column: str = "document",
     output_format: str | None = None,
 ) -> list[dict]:
-    "One task per shard, every path and setting checked and nothing loaded: input SHA-256, output name, model fingerprint, settings."
+    "One task per shard (input SHA-256, output name, model fingerprint, settings), every path checked, nothing loaded."
     output_dir, shards = Path(output_dir), [Path(s) for s in shards]
     if output_dir.exists() and not output_dir.is_dir():
         raise DataError(f"output folder {output_dir}: is a file")
@@ -221,7 +221,7 @@ def _run_task(task: dict) -> dict:
 
 
 def local_engine(tasks: list[dict], model_dir: str | Path, settings: dict, workers: int = 1):
-    "Yield each task's manifest entry as it finishes: one worker in this process, or a pool of `workers` processes (the model loaded once in each)."
+    "Yield each task's manifest entry when done: one worker here, or `workers` processes (each loads the model once)."
     if workers == 1:
         yield from map(ShardWorker(model_dir, settings).run, tasks)
         return
@@ -236,7 +236,7 @@ def local_engine(tasks: list[dict], model_dir: str | Path, settings: dict, worke
 
 # %% ../../nbs/19d_batch.ipynb #3702eea5
 def ray_engine(tasks: list[dict], model_dir: str | Path, settings: dict, workers: int = 1):
-    "Yield each task's manifest entry: Ray Data maps the shards over `workers` actors, each loading the model once (`ShardWorker`)."
+    "Yield each manifest entry: Ray Data maps shards over `workers` `ShardWorker` actors, each loading the model once."
     ray_data = importlib.import_module("ray.data")
     shards = ray_data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))
     entries = shards.map_batches(
@@ -249,7 +249,7 @@ ENGINES = {"local": local_engine, "ray": ray_engine}
 
 
 def check_engine(engine: str, workers: int):
-    "A `ValueError` for an unknown engine or a worker count below 1; an `ImportError` if the engine's package is missing."
+    "A `ValueError` for an unknown engine or fewer than 1 worker; an `ImportError` if the engine's package is missing."
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {sorted(ENGINES)}")
     if type(workers) is not int or workers < 1:
@@ -269,7 +269,7 @@ def deidentify_shards(
     text_column: str = "document",
     output_format: str | None = None,
 ) -> dict:  # ".jsonl", ".csv" or ".parquet" (None: each input's)
-    "De-identify each shard into `output_dir` with a saved de-identifier, skipping finished ones; the manifest as written."
+    "De-identify each shard into `output_dir` with a saved de-identifier, skipping finished ones; returns the manifest."
     check_engine(engine, workers)
     tasks = plan_shards(shards, model_dir, output_dir, settings, id_column, text_column, output_format)
     manifest = read_manifest(output_dir)

@@ -60,7 +60,7 @@ def model_fingerprint(reidentifier: Reidentifier) -> str:
 
 # %% ../../nbs/15b_certificate.ipynb #11365239
 def score_candidates(reidentifier: Reidentifier, texts: Sequence[str], candidate_ids: Sequence[str]) -> np.ndarray:
-    "Scores (len(texts), len(candidate_ids)) of `texts` against the named candidates only, as `reidentifier.score` would give them."
+    "Scores (len(texts), len(candidate_ids)) of `texts` against the named candidates only, as by `reidentifier.score`."
     return np.atleast_2d(reidentifier.score_columns(list(texts), reidentifier.columns(list(candidate_ids))))
 
 # %% ../../nbs/15b_certificate.ipynb #50890452
@@ -112,7 +112,7 @@ def _witnesses(scores: np.ndarray, column: int, k: int) -> tuple[int, list[int]]
 
 
 def _confirmed(texts: Sequence[str], named: list[list[str]], reidentifier: Reidentifier) -> list[list[float]]:
-    "Each text's scores for its named candidates (the person first), by the whole re-identifier, every text in one batch."
+    "Each text's scores for its named candidates (the person first) by the whole re-identifier, all texts in one batch."
     union = sorted({name for names in named for name in names})
     at, block = (
         {name: i for i, name in enumerate(union)},
@@ -132,7 +132,7 @@ def _certificate(
     shortlist: int,
     measured: dict,
 ) -> Certificate:
-    "The certificate from the person's score (first) and its candidates': those scoring at least as high are the witnesses."
+    "The certificate from the person's score (first) and the candidates': those scoring at least as high are witnesses."
     witnesses = [(name, score) for name, score in zip(named[1:], scores[1:]) if score >= scores[0]]
     if len(witnesses) < len(named) - 1:  # a witness of part of the pool that the whole model does not confirm
         rank = len(witnesses)
@@ -165,7 +165,7 @@ def certify_many(
     pool: str | None = None,  # the model's and pool's fingerprints, when computed
     measured: Sequence[dict] | None = None,  # per text: words_masked, n_words, windows, model_calls; `rank` when lower
 ) -> list[Certificate]:
-    "The certificate of each text; on part of the pool, the whole re-identifier scores every person and witness in one batch."
+    "Each text's certificate; on part of the pool, the whole re-identifier scores each person and witness in one batch."
     if candidates is not None and rows is None:
         raise ValueError("certify: give the texts' scores against `candidates`")
     ids = reidentifier.candidate_ids if candidates is None else list(candidates)
@@ -197,7 +197,7 @@ def certify(
     pool: str | None = None,
     **measured,
 ) -> Certificate:  # words_masked, n_words, windows, model_calls, and `rank` when it is lower (a window's)
-    "The certificate for one released `text`: its rank, and the k best candidates scoring at least as high as the person as witnesses."
+    "The certificate of a released `text`: its rank, and as witnesses the k best candidates scoring ≥ the person."
     rows = None if scores is None else [scores]
     return certify_many([text], [person_id], reidentifier, k, rows, candidates, fingerprint, pool, [measured])[0]
 
@@ -268,7 +268,7 @@ def audit_certificates(
     certificates: Sequence[Certificate | dict],
     reidentifier: Reidentifier,  # the model that certified them
 ) -> dict[str, int]:
-    "{documents, certified, reidentified, verified}: certified texts re-scored afresh (re-identified: rank < K) and verified."
+    "{documents, certified, reidentified, verified}: certified texts re-scored (re-identified: rank < K) and verified."
     certificates = [Certificate.from_dict(c) if isinstance(c, dict) else c for c in certificates]
     certified = [(text, c) for text, c in zip(texts, certificates) if c.goal_met]
     ranks = (

@@ -104,7 +104,7 @@ def _run_search(search, texts, ids, reidentifier, k, unit, search_kwargs) -> lis
 
 # %% ../../nbs/16_deidentify.ipynb #f264c8b3
 def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
-    "Window ranks (the lower of its own and, for the first, its document's), own ranks, document ranks, each document's scores."
+    "Window ranks (the lower of own and, for the first, its document's), own ranks, document ranks, document scores."
     extra = [i for i, (pieces, tail) in enumerate(split) if len(pieces) > 1 or tail]
     scores = np.atleast_2d(reidentifier.score(released_windows + [released[i] for i in extra]))
     ranks = ranks_from_scores(scores, reidentifier.columns([true_ids[o] for o in owner] + [true_ids[i] for i in extra]))
@@ -117,7 +117,7 @@ def _recheck(released_windows, released, owner, split, true_ids, reidentifier):
 
 
 def _recheck_goal(k: int, alone: int, attempt: int, largest: int) -> int:
-    "The K a window is searched to again: k if it is itself short, else (hidden alone, its document found) 2k, 4k, … up to `largest`."
+    "A window's next K: k if it is short itself, else (hidden alone, document found) 2k, 4k, … up to `largest`."
     return k if alone < k else max(k, min(k * 2 ** (attempt + 1), largest))
 
 # %% ../../nbs/16_deidentify.ipynb #965ca1d9
@@ -283,7 +283,7 @@ def deidentify(
     | None = None,  # score only part of the pool: each chunk's `shortlist` best candidates per document (see below)
     **search_kwargs,  # passed to the search (e.g. top_m, batch_size)
 ) -> DeidentifiedBatch:
-    "Mask each document until `reidentifier` no longer ranks its person in the top `k` on the released text; a verifiable certificate for each."
+    "Mask each document until, on the released text, `reidentifier` ranks its person below the top `k`; certified."
     _check_choices(k, search, unit, long_documents, release, shortlist)
     if clash := sorted(set(map(str.lower, always_mask)) & set(map(str.lower, never_mask))):
         raise ValueError(f"words both always and never masked: {clash[:5]}")
@@ -344,7 +344,7 @@ class Deidentified:
 # %% ../../nbs/16_deidentify.ipynb #09f42406
 @patch
 def text_at_k(self: Deidentified, k: int) -> str:
-    "The document, with mask tokens, de-identified for goal `k` ≤ the searched K (the certified text at K, else read off the trajectories)."
+    "The document with masks for goal `k` ≤ the searched K: the certified text at K, else read off the trajectories."
     if k > self.certificate.k:
         raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
     windows = self.trajectories[: self.certificate.windows]

@@ -89,7 +89,7 @@ def token_states(
 def score_with_states(
     self: NeuralReidentifier, texts: Sequence[str], ranking: str = "pooled", batch_size: int | None = 64
 ) -> tuple[np.ndarray, list[TokenStates]]:
-    "Scores of `texts` and their token states (with the last layer's input for `ranking='last_layer'`), one forward pass each."
+    "Scores of `texts` and their token states (with the last layer's input for `ranking='last_layer'`); one pass each."
     states = token_states(self, list(texts), batch_size or 64, before_last=ranking == "last_layer")
     if not states:
         return np.zeros((0, len(self.candidate_ids)), dtype=np.float32), states
@@ -101,7 +101,7 @@ def score_with_states(
 
 # %% ../../nbs/12a_deletion_estimates.ipynb #ae572385
 def _estimated(reidentifier: NeuralReidentifier, pooled: torch.Tensor, true_id: str | None) -> np.ndarray:
-    "Pooled token states through the projection, normalisation and scores against G: `true_id`'s goal scores (None: the scores)."
+    "Pooled token states projected, normalised and scored against G: `true_id`'s goal scores (None: all scores)."
     embedding = reidentifier.model.document_projection(pooled)
     if reidentifier.model.config.normalize:
         embedding = torch.nn.functional.normalize(embedding, dim=-1)
@@ -145,7 +145,7 @@ def pooled_deletion_scores(
 
 # %% ../../nbs/12a_deletion_estimates.ipynb #b1a7e002
 def _bert_last_layer(model: BiEncoder):
-    "The document encoder's last layer when it is a BERT-style layer (query/key/value self-attention, absolute positions), else None."
+    "The document encoder's last layer if BERT-style (query/key/value self-attention, absolute positions), else None."
     layers = getattr(getattr(model.document_encoder, "encoder", None), "layer", None)
     layer = layers[-1] if layers is not None and len(layers) else None
     attention = getattr(getattr(layer, "attention", None), "self", None)
@@ -159,7 +159,7 @@ def _bert_last_layer(model: BiEncoder):
 
 
 def _last_attention(layer: torch.nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    "The last layer's attention weights P (heads, tokens, tokens) and values (heads, tokens, head_size) for its input `x`."
+    "The last layer's attention weights P (heads, tokens, tokens) and values (heads, tokens, head_size) for input `x`."
     attention = layer.attention.self
     split = lambda t: t.view(len(x), attention.num_attention_heads, -1).transpose(0, 1)  # (heads, tokens, head_size)
     with torch.inference_mode():
@@ -196,7 +196,7 @@ def last_layer_deletion_scores(
     min_moved: float = 0.01,  # and only tokens with at least this attention mass on the deleted ones (head mean)
     dtype: str | torch.dtype = "auto",  # precision of that recomputation ("auto": see above)
 ) -> np.ndarray:
-    "Estimated goal score of each candidate masking: its word pieces deleted from the last layer's attention and from the mean."
+    "Estimated goal score per candidate masking: its word pieces deleted from the last layer's attention and the mean."
     layer, x, final = _bert_last_layer(reidentifier.model), states.before_last, states.hidden
     if layer is None or x is None:
         raise ValueError(
@@ -243,7 +243,7 @@ def deletion_scores(
     deleted: Iterable[int] = (),
     ranking: str = "pooled",
 ) -> np.ndarray:
-    "Estimated goal score of each candidate masking of the text `states` came from, by the `ranking` estimate (None: its scores)."
+    "Estimated goal score per candidate masking of the text of `states`, by the `ranking` estimate (None: its scores)."
     if ranking not in self.deletion_rankings:
         raise ValueError(f"{self!r} offers no {ranking!r} estimate; it offers {self.deletion_rankings}")
     estimate = last_layer_deletion_scores if ranking == "last_layer" else pooled_deletion_scores

@@ -30,7 +30,7 @@ def standardise_rows(
     mean: np.ndarray | None = None,
     spread: np.ndarray | None = None,  # per row (None: over the row's own scores)
 ) -> np.ndarray:
-    "Each row minus its mean over the candidates, divided by its standard deviation; a constant row (no evidence) becomes 0."
+    "Each row minus its mean over the candidates, divided by its standard deviation; a constant row (no evidence): 0."
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float32))
     mean = scores.mean(axis=1, keepdims=True) if mean is None else np.asarray(mean, dtype=np.float32).reshape(-1, 1)
     spread = (
@@ -69,7 +69,7 @@ class HybridReidentifier(Reidentifier):
         self.bm25 = BM25Reidentifier(self.people, k1, b, name=f"{self.name}.bm25", pair_distance=pair_distance, k3=k3)
 
     def lexical_scores(self, documents: Sequence[str]) -> np.ndarray:
-        "The BM25 channel standardised over the whole pool, (n_documents, n_candidates) (also in a part: `restricted_to`)."
+        "BM25 channel standardised over the whole pool, (n_documents, n_candidates) (also in a part: `restricted_to`)."
         if not len(documents):
             return np.zeros((0, len(self.candidate_ids)), np.float32)
         whole = self.bm25.weights is self.bm25.pool_weights
@@ -112,7 +112,7 @@ def add_profiles(self: HybridReidentifier, people: Sequence[Person]) -> HybridRe
 # %% ../../nbs/13_hybrid.ipynb #feee2dfc
 @patch
 def reduced_precision(self: HybridReidentifier, dtype: str = "auto") -> HybridReidentifier:
-    "A shallow copy whose neural channel runs in reduced precision (`NeuralReidentifier.reduced_precision`); BM25 is shared."
+    "A shallow copy, its neural channel in reduced precision (`NeuralReidentifier.reduced_precision`); BM25 is shared."
     neural = self.neural.reduced_precision(dtype)
     if neural is self.neural:
         return self
@@ -134,7 +134,7 @@ def score_columns(self: HybridReidentifier, documents: Sequence[str], columns: S
 # %% ../../nbs/13_hybrid.ipynb #hy0code3
 @patch
 def shortlist(self: HybridReidentifier, documents: Sequence[str], top_m: int) -> np.ndarray:
-    "Each document's `top_m` best candidates by each channel, side by side: (len(documents), 2 · top_m), repeats possible."
+    "Each document's `top_m` best candidates per channel, side by side: (len(documents), 2 · top_m), repeats possible."
     return np.concatenate([self.neural.shortlist(documents, top_m), self.bm25.shortlist(documents, top_m)], axis=1)
 
 
@@ -191,7 +191,7 @@ def deletion_scores(
     deleted: Iterable[int] = (),
     ranking: str = "pooled",
 ) -> np.ndarray:
-    "Estimated goal score of each candidate masking (None: its scores): the neural `ranking` estimate plus the exact BM25 channel."
+    "Estimated goal score of each candidate masking (None: its scores): neural `ranking` estimate + exact BM25 channel."
     neural = self.neural.deletion_scores(states.neural, None, candidates, deleted, ranking)
     scores = self.combine(neural, [_mask_units(states.text, {*deleted, *positions}) for _, positions in candidates])
     return scores if true_id is None else goal_scores(scores, int(self.columns([true_id])[0]))
@@ -206,7 +206,7 @@ WEIGHT_CONDITIONS = ("unmasked", "30% types")  # the held-out conditions the wei
 
 
 def channel_conditions(people: Sequence[Person], mask_fraction: float = 0.3, seed: int = 0) -> dict[str, list[str]]:
-    "`people`'s documents unmasked, with a fixed fraction of word types masked, and after the named-entity baseline (spaCy)."
+    "`people`'s documents: unmasked, a fixed fraction of word types masked, after the named-entity baseline (spaCy)."
     documents = [p.document for p in people]
     return {
         "unmasked": documents,
@@ -228,7 +228,7 @@ def fitted_lexical_weight(
     columns: np.ndarray,
     grid: Sequence[float] = LEXICAL_WEIGHTS,
 ) -> float:
-    "The weight of `grid` with the best top-1 over the WEIGHT_CONDITIONS of per-condition scores (ties: the smaller weight)."
+    "The weight of `grid` with the best top-1 over WEIGHT_CONDITIONS of per-condition scores (ties: the smaller)."
     table = lexical_weight_table(
         np.concatenate([neural[c] for c in WEIGHT_CONDITIONS]),
         np.concatenate([lexical[c] for c in WEIGHT_CONDITIONS]),
@@ -246,7 +246,7 @@ def fit_lexical_channel(
     mask_fraction: float = 0.3,
     seed: int = 0,
 ) -> dict[int, dict]:
-    "Set `hybrid`'s terms and weight from held-out documents; returns {distance: {'lexical_weight', 'top1' by condition, 'mean'}}."
+    "Fit `hybrid`'s terms and weight on held-out documents; {distance: {'lexical_weight', 'top1' by condition, 'mean'}}"
     if not people or not pair_distances:
         raise ValueError(f"{hybrid.name}: no held-out people (or no pair distances) to fit the lexical channel on")
     conditions, columns = channel_conditions(people, mask_fraction, seed), hybrid.columns([p.person_id for p in people])

@@ -198,7 +198,7 @@ def _faiss_index(kind: str, dim: int, n: int, nlist: int | None, hnsw_m: int):
 
 # %% ../../nbs/12b_index.ipynb #31210cd0
 class FaissIndex(ExactIndex):
-    "FAISS finds the shortlist (`flat`: exact; `ivf`, `hnsw`: approximate); scores, ranks and `scores_of` stay exact from G."
+    "FAISS finds the shortlist (`flat` exact; `ivf`, `hnsw` approximate); scores, ranks, `scores_of` stay exact from G."
 
     def __init__(
         self,
@@ -245,7 +245,7 @@ def search(self: FaissIndex, queries: np.ndarray, top_m: int) -> tuple[np.ndarra
 
 # %% ../../nbs/12b_index.ipynb #ac59b5f5
 def shortlist_ranks(index: ExactIndex, queries: np.ndarray, true_columns: np.ndarray, top_m: int) -> np.ndarray:
-    "Each true column's rank counted on its shortlist (itself plus the index's `top_m`), exact scores: never above the exact rank."
+    "Each true column's rank among itself and the index's `top_m`, by exact scores: never above the exact rank."
     true_columns = np.asarray(true_columns, dtype=np.int64)
     columns, _ = index.search(queries, top_m)
     listed = np.concatenate([true_columns[:, None], np.where(columns >= 0, columns, true_columns[:, None])], 1)
@@ -254,7 +254,7 @@ def shortlist_ranks(index: ExactIndex, queries: np.ndarray, true_columns: np.nda
 
 
 def shortlist_scores(index: ExactIndex, query: np.ndarray, true_column: int, top_m: int) -> np.ndarray:
-    "One text's scores for `certify`: exact on its shortlist and the true column, -inf for every candidate not looked at."
+    "One text's scores for `certify`: exact on its shortlist and the true column, -inf for every other candidate."
     columns, _ = index.search(np.asarray(query, dtype=np.float32)[None], top_m)
     listed = np.unique(np.append(columns[0][columns[0] >= 0], true_column))
     scores = np.full(len(index), -np.inf)

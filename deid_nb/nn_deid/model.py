@@ -72,7 +72,7 @@ def pool(
 
 # %% ../../nbs/10_model.ipynb #d3c6067f
 def identity_projection(in_dim: int, out_dim: int) -> nn.Linear:
-    "A bias-free linear map whose weight is identity blocks scaled so that dot products are preserved (when out_dim ≥ in_dim)."
+    "A bias-free linear map of scaled identity blocks that preserves dot products (when out_dim ≥ in_dim)."
     layer = nn.Linear(in_dim, out_dim, bias=False)
     with torch.no_grad():
         blocks = math.ceil(out_dim / in_dim)
@@ -123,7 +123,7 @@ def tokenize_documents(
     documents: Sequence[str],
     pad_to_max_length: bool = False,  # pad every batch to `max_document_tokens` (the naive way)
 ) -> dict:
-    "Tokenised documents (masks → the tokenizer's mask token), padded to the batch's longest, cut at `max_document_tokens`."
+    "Tokenised documents (masks → the tokenizer's), padded to the batch's longest, cut at `max_document_tokens`."
     return self.document_tokenizer(
         _prepare_documents(self, documents),
         padding="max_length" if pad_to_max_length else True,
@@ -332,7 +332,7 @@ def profile_cache_path(model: BiEncoder, people: Sequence[Person], cache_dir: st
 
 # %% ../../nbs/10_model.ipynb #fa89fd26
 def _read_profile_cache(path: Path, shape: tuple[int, int]) -> torch.Tensor | None:
-    "G from the cache file when it is readable and of `shape` (people × embedding size), else None with a warning naming the file."
+    "G from the cache file if readable and of `shape` (people × embedding size); else None, with a warning naming it."
     from safetensors.torch import load_file
 
     cached = read_cache(path, lambda p: load_file(str(p))["profile_embeddings"])
@@ -354,7 +354,7 @@ def cached_profile_embeddings(
     batch_size: int = 64,
     embeddings: torch.Tensor | None = None,  # already computed G: only store it
 ) -> torch.Tensor:
-    "G for `people` (one row each): read from the cache if this model already embedded this pool, else computed and saved."
+    "G for `people` (a row each): from the cache if this model already embedded this pool, else computed and saved."
     from safetensors.torch import save_file
 
     path = profile_cache_path(model, people, cache_dir) if cache_dir else None

@@ -24,7 +24,7 @@ __all__ = ['encoder_precision', 'NeuralReidentifier']
 
 # %% ../../nbs/12_neural.ipynb #98a2e884
 def encoder_precision(reidentifier) -> contextlib.AbstractContextManager:
-    "Autocast to the re-identifier's `encoder_dtype` for the document encoder's forward passes (nothing when it is None)."
+    "Autocast to the re-identifier's `encoder_dtype` for the document encoder's forward passes (nothing if None)."
     dtype = getattr(reidentifier, "encoder_dtype", None)
     return (
         torch.autocast(reidentifier.model.device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext()

@@ -49,7 +49,7 @@ PSEUDONYM_SCOPES = ("document", "corpus")
 
 @dataclass
 class Span:
-    "A released span in Presidio's terms: where it was in the original, its type and score, the operator and what it wrote."
+    "A released span, in Presidio's terms: place in the original, type and score, the operator and what it wrote."
 
     start: int
     end: int
@@ -138,7 +138,7 @@ _MASK_RUN = re.compile(re.escape(MASK_TOKEN) + "(?:" + _JOINABLE.pattern + re.es
 
 @patch
 def preview(self: Operator, masked: str) -> str:
-    "The released text as far as the masked text alone says: each mask (run, when merging) replaced by the operator's stand-in."
+    "The released text as the masked text alone tells it: each mask (or run, merging) as the operator's stand-in."
     runs = _MASK_RUN if self.merge else re.compile(re.escape(MASK_TOKEN))
     numbers = iter(range(1, len(masked) + 2))
     stand_in = {

@@ -39,7 +39,7 @@ __all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'OPTIONAL_SETTINGS', 'Re
 # %% ../../nbs/19_pipeline.ipynb #9653edd6
 @dataclass
 class Redaction:
-    "A de-identified document: the released text, the spans of the original it replaced, the certificate about the released text."
+    "A de-identified document: the released text, the spans of the original it replaced, and the certificate about it."
 
     person_id: str
     text: str
@@ -60,7 +60,7 @@ MIN_VALIDATION = 5  # held-out people the hybrid's lexical weight is fitted on, 
 
 
 def check_trainable(dataset: PeopleDataset, reidentifier: str, k: int = 1, registry: dict | None = None):
-    "Raise `DataError` (naming the table and the alternatives) if `reidentifier` cannot be built on `dataset` or K cannot be met."
+    "A `DataError` naming the table and the alternatives if `reidentifier` cannot be built on `dataset` or meet K."
     registry = REIDENTIFIERS if registry is None else registry
     if reidentifier not in registry:
         raise KeyError(f"unknown re-identifier {reidentifier!r}; known: {sorted(registry)}")
@@ -261,7 +261,7 @@ def _owner_only(directory: Path):
 # %% ../../nbs/19_pipeline.ipynb #0c645aa4
 @patch
 def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
-    "Write the whole re-identifier, its candidate pool and the settings into `directory` (each file atomically, owner-only)."
+    "Write the whole re-identifier, its candidate pool and settings to `directory` (each file atomically, owner-only)."
     directory = Path(directory)
     spec = reidentifier_spec(self.reidentifier)
     neural = (

@@ -144,7 +144,7 @@ def load_reidentifier(
 def hybrid_from_spec(
     spec: HybridSpec, neural: NeuralReidentifier, dataset: PeopleDataset, name: str
 ) -> HybridReidentifier:
-    "`neural` plus the BM25 channel over `dataset`'s people, its terms and weight fixed by `spec` or fitted on the validation split."
+    "`neural` plus a BM25 channel over `dataset`'s people, terms and weight fixed by `spec` or fitted on validation."
     hybrid = HybridReidentifier(
         neural,
         dataset.people,

@@ -50,7 +50,7 @@ def masking_conditions(people) -> dict[str, list[str]]:
 
 
 def birth_date_probe(people, candidates) -> tuple[list[str], list[str], float]:
-    "'<mask> <mask> born BIRTH_DATE is a <mask>.' per dated person, their ids, and the share of dates no other candidate has."
+    "'<mask> <mask> born BIRTH_DATE is a <mask>.' per dated person, their ids, the share of dates no other has."
     dated = [p for p in people if p.profile.get("birth_date", "").strip()]
     counts = Counter(p.profile.get("birth_date", "").strip() for p in candidates)
     unique = float(np.mean([counts[p.profile["birth_date"].strip()] == 1 for p in dated])) if dated else float("nan")
@@ -214,7 +214,7 @@ def compare_adversaries(
     ensemble: Sequence[str] = EVALUATION_ENSEMBLE,
     k: int = 1,
 ) -> list[dict]:
-    "One row per adversary: `deidentify` `people` against it, then % masked, each evaluator's top-1 % and the ensemble's."
+    "A row per adversary: `deidentify` `people` against it, then % masked, each evaluator's top-1 % and the ensemble's."
     ids, results = [p.person_id for p in people], []
     for adversary in adversaries:
         started = time.perf_counter()

@@ -217,7 +217,7 @@ def from_dict(cls: Trajectory, data: dict) -> Trajectory:
 
 # %% ../../nbs/15_search.ipynb #b2790cb9
 class CountedReidentifier:
-    "A re-identifier that counts the texts it scores (model calls), per owner, as TextAttack's goal function counts queries."
+    "A re-identifier counting the texts it scores (model calls) by owner, as TextAttack's goal function counts queries."
 
     def __init__(self, reidentifier: Reidentifier):
         self.reidentifier, self.calls = reidentifier, Counter()  # calls: {owner: texts scored for it}

@@ -84,7 +84,7 @@ def is_shards(table: str | Path) -> bool:
 
 
 def find_shards(pattern: str | Path) -> list[Path]:
-    "The input shards, sorted: a folder's .jsonl / .csv / .parquet files, or a glob's matches; none, or an unreadable kind, is a `DataError`."
+    "Sorted input shards: a folder's .jsonl/.csv/.parquet files or a glob's matches; `DataError` if none or unreadable."
     folder = Path(pattern)
     found = (
         [p for p in folder.iterdir() if p.suffix in INPUT_FORMATS]

@@ -69,7 +69,7 @@ class ReidentifierModelWrapper(ModelWrapper):
 
 # %% ../../nbs/17_textattack.ipynb #7039b48f
 class TopKGoal(ClassificationGoalFunction):
-    "Goal met when the true profile is not in the model's top `k`; score −log p(true) (the authors' 1 − p(true), in log space)."
+    "Goal: the true profile out of the model's top `k`; score −log p(true) (the authors' 1 − p(true), in log space)."
 
     def __init__(self, model_wrapper: ReidentifierModelWrapper, k: int | None = 1, **kwargs):
         self.k = k
@@ -212,7 +212,7 @@ def textattack_search(
     beam_width: int = 1,  # 1: greedy (BeamSearch width 1); 4: beam search
     batch_size: int = 256,  # goal function's model_batch_size
 ) -> Trajectory:
-    "NN DeID with TextAttack's `BeamSearch`, as a `Trajectory` (same interface as `deid_nb.nn_deid.search.greedy_search`)."
+    "NN DeID by TextAttack's `BeamSearch`, as a `Trajectory` (as `deid_nb.nn_deid.search.greedy_search` returns)."
     column = int(reidentifier.columns([true_id])[0])
     attack = build_attack(reidentifier, max_k, unit, beam_width, allowed, batch_size)
     with quiet_textattack():

@@ -87,7 +87,7 @@ def save_checkpoint(directory: Path, epoch: int, model: BiEncoder, optimizers: d
 
 # %% ../../nbs/11a_training_run.ipynb #c7a1e0d5
 def _read_checkpoint(directory: Path) -> tuple[dict, dict, dict] | None:
-    "(record, model weights, optimiser and G tensors) of the run's last checkpoint; None when there is none or it is unreadable."
+    "(record, model weights, optimiser and G tensors) of the run's last checkpoint; None if missing or unreadable."
     record = read_cache(directory / "training.json", lambda p: json.loads(p.read_text()))
     if record is None:
         return None
@@ -225,7 +225,7 @@ def train_reidentifier(
     progress: bool = True,
     device: str | None = None,  # None: the rule of `deid_nb.core.resolve_device`
 ) -> TrainedModel:
-    "Train the bi-encoder on `dataset` (resuming a killed run) or load the finished model; deterministic given the seed."
+    "Train the bi-encoder on `dataset` (resuming a killed run) or load the finished one; deterministic given the seed."
     model_config, config = model_config or BiEncoderConfig(), config or TrainingConfig()
     device = resolve_device(device)
     directory = run_directory(dataset, model_config, config, artifacts_dir, name, device)

@@ -78,7 +78,7 @@ def cut_document(document: str, reidentifier: Reidentifier, policy: str) -> tupl
 
 # %% ../../nbs/15c_windows.ipynb #1694bf60
 def cut_like(original: str, pieces: Sequence[str]) -> tuple[list[str], str]:
-    "`original` cut like `pieces` (cut from a copy of it with some units masked: the same units and gaps), and the rest of it."
+    "`original` cut as `pieces` were cut from a copy with some units masked (same units and gaps), and the rest of it."
     ends, cut, start, unit = [m.end() for m in UNIT_PATTERN.finditer(original)], [], 0, 0
     for piece in pieces:
         found = [m.end() for m in UNIT_PATTERN.finditer(piece)]

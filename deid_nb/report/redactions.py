@@ -31,7 +31,7 @@ _BRACKETED = re.compile(r"<[^<>\s]{1,40}>|\[[^\[\]\s]{1,40}\]|\{[^{}\s]{1,40}\}"
 def placeholder_pattern(
     placeholders: Sequence[str] = (),  # strings the redaction writes for hidden words, beside the known ones
 ) -> re.Pattern:
-    "One pattern for every placeholder: the mask spellings, `placeholders` (longest first) and Presidio's `<ENTITY_TYPE>` tags."
+    "One pattern for all placeholders: mask spellings, `placeholders` (longest first), Presidio's `<ENTITY_TYPE>` tags."
     if any(not isinstance(p, str) or not p.strip() for p in placeholders):
         raise DataError(f"a placeholder must be a non-blank string, got {list(placeholders)!r}")
     literal = sorted({*MASK_ALIASES, *placeholders}, key=len, reverse=True)
@@ -39,7 +39,7 @@ def placeholder_pattern(
 
 # %% ../../nbs/60_redactions.ipynb #b13807d9
 def check_placeholders(text: str, original: str, pattern: re.Pattern, where: str = "record"):
-    "`DataError` if a placeholder in `text` also occurs in `original`, or `text` has a bracketed token that is no known placeholder."
+    "`DataError` if a placeholder of `text` is in `original`, or `text` has a bracketed token no placeholder matches."
     for found in sorted(set(pattern.findall(text))):
         if found in original:
             raise DataError(
@@ -70,7 +70,7 @@ def aligned_changes(text: str, original: str, pattern: re.Pattern) -> list[tuple
 
 # %% ../../nbs/60_redactions.ipynb #ed64c73c
 def _checked_spans(spans, length: int, where: str) -> list[tuple[int, int]]:
-    "The spans as sorted (start, end) pairs: [start, end, ...] lists or {'start', 'end'} objects inside the text, none overlapping."
+    "Sorted (start, end) pairs from [start, end, ...] lists or {'start', 'end'} objects, inside the text, disjoint."
     pairs = (
         [
             (s.get("start"), s.get("end")) if isinstance(s, dict) else tuple(s[:2]) if isinstance(s, list) else None
@@ -101,7 +101,7 @@ def _mismatch(text: str, original: str, position: int, cursor: int, where: str) 
 def spans_changes(
     text: str, original: str, spans, pattern: re.Pattern, where: str = "record"
 ) -> list[tuple[int, int, str]]:
-    "(start, end, what was written) per span, once `text` is checked to be `original` with each span replaced by a placeholder (or its `replacement`)."
+    "(start, end, written) per span, `text` checked as `original` with each span a placeholder (or its `replacement`)."
     changes, position, cursor = [], 0, 0
     written = {
         (s["start"], s["end"]): s["replacement"]
@@ -141,7 +141,7 @@ def masked_words(original: str, changes: Sequence[tuple[int, int, str]]) -> str:
 # %% ../../nbs/60_redactions.ipynb #ed3020be
 @dataclass
 class Published:
-    "A redaction as read: {id: published text, placeholders as `<mask>`}, {id: the original with each hidden word as `<mask>`}, …"
+    "A redaction as read: {id: published text, placeholders as `<mask>`}, {id: original, hidden words as `<mask>`}, …"
 
     texts: dict[str, str]
     masked: dict[str, str]
@@ -154,7 +154,7 @@ class Published:
 def published_record(
     text: str, original: str, spans=None, pattern: re.Pattern | None = None, where: str = "record"
 ) -> tuple[str, str, bool]:
-    "(text with placeholders as `<mask>`, the word-by-word masked original, whether lengths are hidden) of one checked record."
+    "(text, placeholders as `<mask>`; word-by-word masked original; whether lengths are hidden) of a checked record."
     pattern = pattern or placeholder_pattern()
     check_placeholders(text, original, pattern, where)
     changes = (
@@ -167,7 +167,7 @@ def published_record(
 
 # %% ../../nbs/60_redactions.ipynb #7e6b62b8
 def redaction_records(path: str | Path) -> list[tuple[str, dict]]:
-    "(where, record) of a redaction file: JSON Lines by line; CSV or Parquet by row, `spans` and `certificate` read from JSON."
+    "(where, record) of a redaction file: JSON Lines by line, CSV or Parquet by row (`spans`, `certificate` as JSON)."
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         return [(f"{path}: line {line}", record) for line, record in jsonl_records(path, numbers_as_text=False)]

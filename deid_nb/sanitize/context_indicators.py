@@ -33,7 +33,7 @@ CLOZE, FILLER = "\nThis text is about", "___"
 
 
 def protected_name(document: TabDocument) -> str:
-    "The protected person's name as written in the text (the task names it in lower case), else the task's name title-cased."
+    "The protected person's name as written in the text (the task's is lower case), else the task's name title-cased."
     wanted = document.protected_person.lower()
     for m in document.mentions():
         if m.entity_type == "PERSON" and m.span_text.lower() == wanted:
@@ -80,7 +80,7 @@ def perturbation_drops(
     document: TabDocument,
     spans: pd.DataFrame,  # this document's candidate spans
 ) -> dict[str, float]:
-    "Each entity's largest drop in log p (name after the cloze; later entities' first mentions) when its mentions are masked."
+    "Each entity's largest log p drop (name after the cloze; later entities' first mentions) with its mentions masked."
     groups, name = _entity_groups(spans), protected_name(document)
     variants = {key: masked_with_shift(document.text, mentions) for key, mentions in groups.items()}
     text = document.text + CLOZE + " " + name
@@ -112,7 +112,7 @@ def cached_perturbation_drops(
     max_chars: int | None = None,  # perturb only the text's first characters (cost cap); later entities are UNASSESSED
     artifacts_dir=None,
 ) -> dict[str, float]:
-    "`perturbation_drops` (on the first `max_chars` characters), read from or written to `artifacts/perturbation/<model>/<key>.json`."
+    "`perturbation_drops` on the first `max_chars` characters, cached in `artifacts/perturbation/<model>/<key>.json`."
     if max_chars is not None and len(document.text) > max_chars:
         document = TabDocument(
             document.doc_id, document.text[:max_chars], document.annotations, document.protected_person
@@ -185,7 +185,7 @@ def search_pages(documents: Sequence[TabDocument], include_annotated: bool = Tru
 
 # %% ../../nbs/34b_context_indicators.ipynb #ac7e74be
 class LocalSearchEngine:
-    "BM25 search over a fixed set of pages: top-k page ids for a query, and the number of pages containing all its terms."
+    "BM25 search over fixed pages: top-k page ids for a query, and the number of pages containing all its terms."
 
     def __init__(self, pages: Mapping[str, str]):
         self.ids, tokens = list(pages), [bm25_tokens(t) for t in pages.values()]
@@ -210,7 +210,7 @@ class LocalSearchEngine:
 
 # %% ../../nbs/34b_context_indicators.ipynb #62f178d6
 class SearchHitsIndicator(RiskIndicator):
-    "§5.5 on a local engine: `mode='url'` (Eq. 2: top-k of name ∩ top-k of span ≠ ∅) or `mode='hits'` (#hits above a fitted limit)."
+    "§5.5 on a local engine: `mode='url'` (Eq. 2: top-k(name) ∩ top-k(span) ≠ ∅), `mode='hits'` (#hits > fitted limit)."
 
     def __init__(
         self, engine: LocalSearchEngine, mode: str = "url", k: int = 20, spacy_model: str = "sm", label: str = ""

@@ -261,7 +261,7 @@ def recogniser_cache_key(config: RecogniserConfig, data_digest: str) -> str:
 
 # %% ../../nbs/32a_recogniser.ipynb #50bd0827
 def threshold_labels(logits: torch.Tensor, o_threshold: float | None = None) -> torch.Tensor:
-    "Label ids from logits (last axis: LABELS): the most probable, or O only when P(O) >= o_threshold, else the best entity."
+    "Label ids from logits (last axis: LABELS): the most probable, or O only if P(O) >= o_threshold, else best entity."
     if o_threshold is None:
         return logits.argmax(-1)
     probabilities = logits.float().softmax(-1)

@@ -61,7 +61,7 @@ def perturbed_documents(docs: Sequence[TabDocument], settings: Mapping) -> list[
 
 # %% ../../nbs/34d_risk_experiment.ipynb #084ffa5c
 def standard_indicators(model, tokenizer, docs: Sequence[TabDocument], settings: Mapping, data_dir=None) -> dict:
-    "name -> factory of a fresh indicator, for the paper's rows; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
+    "Row name -> fresh indicator factory; `settings`: trees, encoder, encoder_random_init, seq_epochs, spacy_model."
     engines = {
         label: LocalSearchEngine(search_pages(docs, include, data_dir))
         for label, include in (("", True), ("bios left out", False))
@@ -130,7 +130,7 @@ def cross_validated_decisions(
     artifacts_dir=None,
     test_spans: pd.DataFrame | None = None,  # decide on these (default `spans`; Table 6: detected spans)
 ) -> pd.DataFrame:
-    "Per (test) span: `<name>` (decision) and `<name> risk`, plus `<name> threshold` and the fold; sequence labelling adds its strict match."
+    "Per (test) span: `<name>` (decision), `<name> risk`, `<name> threshold`, fold; sequence labelling's strict match."
     located = lambda frame: frame[["doc_id", "start", "end"]].values.tolist()
     key_parts = [code_version(["deid_nb.sanitize.risk_experiment"]), located(spans), folds] + (
         [] if test_spans is None else [located(test_spans)]
@@ -188,7 +188,7 @@ RUN_SIZES = {
 # %% ../../nbs/34d_risk_experiment.ipynb #dfa0bc46
 @dataclass
 class RiskExperiment:
-    "Everything a sanitization table needs: documents, spans (with LM features), folds, model, weighting, scorer, decisions."
+    "All a sanitization table needs: documents, spans (with LM features), folds, model, weighting, scorer, decisions."
 
     settings: dict
     docs: list
@@ -249,7 +249,7 @@ def detected_span_decisions(
     detected: Mapping[str, Sequence[tuple[int, int, str]]],  # doc_id -> the recogniser's (start, end, type)
     names: Sequence[str] | None = None,  # indicators to run (default: every one but the replays)
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    "(detected spans with LM features, each indicator's out-of-fold decisions on them, fitted on the gold training spans)."
+    "(detected spans with LM features, each indicator's out-of-fold decisions on them, fitted on gold training spans)."
     texts = {d.doc_id: d.text for d in run.docs}
     spans = span_features(
         detected_span_table(run.docs, detected), texts, document_scores(run.model, run.tokenizer, texts)

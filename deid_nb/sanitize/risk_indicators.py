@@ -41,7 +41,7 @@ def detected_span_table(
     documents: Iterable[TabDocument],
     detected: Mapping[str, Iterable[tuple[int, int, str]]],  # doc_id -> (start, end, type)
 ) -> pd.DataFrame:
-    "The same columns for spans a recogniser found: no entity id (mentions group by text), identifier type and `mask` unknown (NA)."
+    "The same columns for spans a recogniser found: no entity id (grouped by text), identifier type and `mask` NA."
     texts = {d.doc_id: d.text for d in documents}
     if unknown := sorted(set(detected) - set(texts)):
         raise KeyError(f"detected spans of {len(unknown)} document(s) not given, e.g. {unknown[:3]}")
@@ -117,7 +117,7 @@ def cross_validate(
     folds: Sequence[tuple[list[str], list[str]]],
     test_spans: pd.DataFrame | None = None,  # the spans to decide on (default `spans`; Table 6: detected spans)
 ) -> pd.DataFrame:
-    "`test_spans` plus out-of-fold `risk`, `decision`, `fold` and `threshold`, each fold's indicator fitted on `spans` of its training folds."
+    "`test_spans` plus out-of-fold `risk`, `decision`, `fold`, `threshold`, each fold fitted on its training `spans`."
     by_id, out, test_spans = {d.doc_id: d for d in docs}, [], spans if test_spans is None else test_spans
     for k, (train_ids, test_ids) in enumerate(folds):
         if set(train_ids) & set(test_ids):

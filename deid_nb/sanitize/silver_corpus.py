@@ -164,7 +164,7 @@ _CASED_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
 def case_forms(texts: Iterable[str], min_count: int = 2) -> dict[str, str]:
-    "Lowercase word -> its most frequent form inside sentences of truecased `texts`, kept when that form is capitalised."
+    "Lowercase word -> its most frequent form inside sentences of truecased `texts`, kept if that form is capitalised."
     forms = defaultdict(Counter)
     for text in texts:
         for match in _CASED_WORD.finditer(text):

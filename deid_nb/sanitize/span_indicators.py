@@ -105,7 +105,7 @@ def paper_span_features(source: str = "wiki_test_spans", data_dir=None) -> pd.Da
 
 
 def with_paper_features(spans: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    "`spans` with `SPAN_FEATURES` taken from the paper's rows (joined on doc_id, start, end); missing rows are an error."
+    "`spans` with `SPAN_FEATURES` from the paper's rows (joined on doc_id, start, end); missing rows are an error."
     joined = spans.drop(columns=[c for c in SPAN_FEATURES if c in spans.columns]).merge(
         paper[["doc_id", "start", "end"] + SPAN_FEATURES], on=["doc_id", "start", "end"], how="left"
     )
@@ -118,7 +118,7 @@ def with_paper_features(spans: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFram
 
 # %% ../../nbs/34a_span_indicators.ipynb #2671fd64
 class ReplayIndicator(LMProbabilityIndicator):
-    "§5.1 as the paper trained it: fitted on the paper's 453-bio BERT span rows, scoring our spans via the paper's rows for them."
+    "§5.1 as the paper trained it, on its 453-bio BERT span rows, scoring our spans by the paper's rows for them."
 
     def __init__(self, kind: str = "logistic", seed: int = 0, trees: int = 200, data_dir=None):
         super().__init__(kind, seed, "BERT-large replay, paper's 453 bios", trees)

@@ -260,7 +260,7 @@ def load_span_rows(
     | Path = "wiki_test_spans",  # "wiki_train_spans", "wiki_test_spans" (deid_nb.data.DATA_SOURCES) or a CSV path
     data_dir: str | Path | None = None,
 ) -> pd.DataFrame:
-    "The sanitization paper's span rows: doc_id, start, end, semantic_type, span_text, log_probs, subwords, label, mask, counts."
+    "The paper's span rows: doc_id, start, end, semantic_type, span_text, log_probs, subwords, label, mask, counts."
     path = dataset_path(source, data_dir) if str(source) in DATA_SOURCES else Path(source)
     table = pd.read_csv(path, keep_default_na=False)
     if missing := [c for c in _SPAN_COLUMNS if c not in table.columns]:

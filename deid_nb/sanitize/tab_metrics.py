@@ -97,7 +97,7 @@ def table_weights(
 
 # %% ../../nbs/31_tab_metrics.ipynb #f04d981e
 class TabScorer:
-    "TAB evaluation of masks `{doc_id: [[start, end], ...]}` against a gold corpus (micro over documents and annotators)."
+    "TAB evaluation of masks `{doc_id: [[start, end], ...]}` against a gold corpus (micro over documents, annotators)."
 
     def __init__(
         self,
@@ -136,7 +136,7 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 
 def _recall(masked: float, total: float) -> float:
-    "masked / total; NaN (undefined) when there is nothing to mask, as the reference scorer's micro-average has no denominator."
+    "masked / total; NaN (undefined) with nothing to mask, as the reference scorer's micro-average has no denominator."
     return float(masked / total) if total else math.nan
 
 # %% ../../nbs/31_tab_metrics.ipynb #413436b6
@@ -238,7 +238,7 @@ def table_row(scores: Mapping) -> dict:
 
 # %% ../../nbs/31_tab_metrics.ipynb #927c66ee
 class MaskedLMWeighting:
-    "Span weight = -log(min probability of its subwords) under a masked LM with all spans masked (TAB's BertTokenWeighting)."
+    "Span weight = -log(min probability of its subwords) under a masked LM, spans masked (TAB's BertTokenWeighting)."
 
     def __init__(
         self,
