@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 from fastcore.basics import patch
+from scipy.stats import beta
 
 from .baselines import redact_people
 from .core import count_masks, count_words, get_logger
@@ -21,8 +22,8 @@ logger = get_logger("deid_nb.metrics")
 
 # %% auto #0
 __all__ = ['logger', 'percent_masked', 'compressed_size', 'information_loss', 'reidentification_ranks', 'ensemble_reidentified',
-           'bootstrap_interval', 'reidentification_summary', 'evaluate_texts', 'evaluate_masking', 'FirstPlaces',
-           'pareto_frontier']
+           'bootstrap_interval', 'clopper_pearson', 'reidentification_summary', 'evaluate_texts', 'evaluate_masking',
+           'FirstPlaces', 'pareto_frontier']
 
 # %% ../nbs/06_metrics.ipynb #7a5bd9db
 def _paired(masked: Sequence[str], originals: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -139,6 +140,21 @@ def bootstrap_interval(
     means = flags[np.random.default_rng(seed).integers(0, len(flags), (n_resamples, len(flags)))].mean(axis=1)
     low, high = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
     return float(100 * low), float(100 * high)
+
+# %% ../nbs/06_metrics.ipynb #cf04443e
+def clopper_pearson(
+    percent,  # rates in %, a number or an array
+    n,  # the number of trials behind each rate
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray]:
+    "(low, high) in % of the exact binomial interval around each rate, its count taken as rate × `n` rounded."
+    n = np.asarray(n, dtype=float)
+    count = np.round(np.asarray(percent, dtype=float) * n / 100)
+    tail = (1 - level) / 2
+    with np.errstate(invalid="ignore"):
+        low = np.where(count > 0, beta.ppf(tail, count, n - count + 1), 0.0)
+        high = np.where(count < n, beta.ppf(1 - tail, count + 1, n - count), 1.0)
+    return 100 * np.where(np.isnan(count), np.nan, low), 100 * np.where(np.isnan(count), np.nan, high)
 
 # %% ../nbs/06_metrics.ipynb #b408fe44
 def reidentification_summary(ranks: pd.DataFrame) -> dict[str, float]:

@@ -35,9 +35,9 @@ from .approximate_search import resolve_ranking
 
 # %% auto #0
 __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
-           'RUN_SIZES', 'PRIVACY_LEVELS', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
+           'RUN_SIZES', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
            'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
-           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations', 'weakest_setting']
+           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations']
 
 # %% ../../nbs/18_runs.ipynb #342da805
 PAPER_CITATION = "Morris, Chiu, Zabih & Rush (2022), Unsupervised Text Deidentification"
@@ -118,6 +118,9 @@ class RunSize:
     )  # Table 2 / Figs 2-4 / Table 4: NN DeID also hides from this (stronger) re-identifier; None: not run
     reuse_cache: bool  # reuse cached results under artifacts/results (quick recomputes, to exercise the code)
     evaluation_precision: str = "auto"  # the ensemble's neural members: "auto" (`FirstPlaces`: bfloat16 where native, first places re-checked in float32) or "float32"
+    protocol_adversary: str | None = (
+        None  # Table 2 by the paper's protocol: NN DeID searches against this model, and the ensemble without it judges (None: not run)
+    )
 
 # %% ../../nbs/18_runs.ipynb #afce5c99
 RUN_SIZES = {
@@ -138,6 +141,7 @@ RUN_SIZES = {
         beam_reidentifier="bm25",
         strong_adversary="nn_uniform_bm25",
         reuse_cache=False,
+        protocol_adversary="nn_recipe",
     ),
     "default": RunSize(
         "default",
@@ -158,6 +162,9 @@ RUN_SIZES = {
         reuse_cache=True,
     ),
 }
+RUN_SIZES["full"] = replace(
+    RUN_SIZES["default"], name="full", protocol_adversary="nn_recipe"
+)  # the default size plus Table 2 by the paper's protocol
 
 # %% ../../nbs/18_runs.ipynb #8b4aac2d
 def run_size(
@@ -325,21 +332,3 @@ def word_annotations(documents: Sequence[str], batch_size: int = 64) -> list[pd.
             )
         annotated.append(pd.DataFrame(rows, columns=["word", "pos", "entity"]))
     return annotated
-
-# %% ../../nbs/18_runs.ipynb #c25589b9
-PRIVACY_LEVELS = (25.0, 5.0, 1.0)  # Table 2's re-identification levels, in %
-
-
-def weakest_setting(
-    sweep: pd.DataFrame,  # one row per (method, setting): columns `method`, `ensemble_reid`, `percent_masked`
-    levels: Sequence[float] = PRIVACY_LEVELS,
-) -> pd.DataFrame:
-    "Per level and method, the sweep row with ensemble re-identification below the level and the fewest words masked."
-    rows = []
-    for level in levels:
-        reached = sweep[sweep.ensemble_reid < level]
-        for method, group in reached.groupby("method", sort=False):
-            rows.append(
-                {"level": f"<{level:g}%", **group.sort_values(["percent_masked", "ensemble_reid"]).iloc[0].to_dict()}
-            )
-    return pd.DataFrame(rows, columns=["level", *sweep.columns])

@@ -10,12 +10,11 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy.stats import beta
 
 from ..core import get_logger
 from ..people import Person
 from ..experiments import markdown_table
-from ..metrics import evaluate_masking, percent_masked
+from ..metrics import clopper_pearson, evaluate_masking, percent_masked
 from ..infill.alignment import align_redaction, redaction_document
 from ..infill.attack import infill_documents, infilled_text
 from ..infill.infillers import CopyInfiller
@@ -29,7 +28,7 @@ logger = get_logger("deid_nb.report.card")
 
 # %% auto #0
 __all__ = ['logger', 'ORIGINAL', 'CARD_COLUMNS', 'background_retriever', 'infill_attack', 'report_card', 'card_markdown',
-           'clopper_pearson', 'card_figure']
+           'card_figure']
 
 # %% ../../nbs/60a_report_card.ipynb #402800cb
 def background_retriever(
@@ -184,21 +183,6 @@ def card_markdown(card: pd.DataFrame, digits: int = 1) -> str:
     models = [c for c in card.columns if c.endswith("_top1")]
     table = table[[c for c in CARD_COLUMNS if c in table.columns] + models]
     return markdown_table(table.rename(columns={**CARD_COLUMNS, **{m: f"{m[:-5]} top-1 %" for m in models}}), digits)
-
-# %% ../../nbs/60a_report_card.ipynb #cf04443e
-def clopper_pearson(
-    percent,  # rates in %, a number or an array
-    n,  # the number of trials behind each rate
-    level: float = 0.95,
-) -> tuple[np.ndarray, np.ndarray]:
-    "(low, high) in % of the exact binomial interval around each rate, its count taken as rate × `n` rounded."
-    n = np.asarray(n, dtype=float)
-    count = np.round(np.asarray(percent, dtype=float) * n / 100)
-    tail = (1 - level) / 2
-    with np.errstate(invalid="ignore"):
-        low = np.where(count > 0, beta.ppf(tail, count, n - count + 1), 0.0)
-        high = np.where(count < n, beta.ppf(1 - tail, count + 1, n - count), 1.0)
-    return 100 * np.where(np.isnan(count), np.nan, low), 100 * np.where(np.isnan(count), np.nan, high)
 
 # %% ../../nbs/60a_report_card.ipynb #31b7b8ac
 def _write_zeros(axis, y, values, at):
