@@ -78,13 +78,10 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table2",
             "Table 2 — words masked to reach each privacy level",
-            "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, "
-            "with 95% bootstrap intervals and, where the table has them, the count of documents re-identified "
-            "(`ensemble_reid_count` of `documents`) with its exact Clopper–Pearson interval; a method with no row "
-            "at a level did not reach it at any swept setting (K ≤ 256); the paper's numbers in the `paper_` columns. "
-            "The ensemble includes `nn_uniform`, the model plain NN DeID searches against; Table 2 by the paper's "
-            "protocol (below) searches against `nn_recipe`, which the same four-model ensemble leaves out, and gives "
-            "exact intervals where this table gives bootstrap ones.",
+            "The weakest setting of each method under 25%, 5% and 1% ensemble re-identification, with 95% bootstrap "
+            "intervals and, where present, the count re-identified with its exact interval; no row: not reached at any "
+            "K ≤ 256; the paper's numbers in the `paper_` columns. The ensemble includes `nn_uniform`, which plain "
+            "NN DeID searches against; Table 2 by the paper's protocol searches against `nn_recipe`, not in it.",
             False,
         ),
         (
@@ -98,21 +95,13 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table2_protocol",
             "Table 2 by the paper's protocol",
-            "NN DeID searched against `nn_recipe` (the paper's recipe) with and without the paper's stopword rule, "
-            "K swept in powers of two until every level is reached or every word is masked; `ensemble_reid` is "
-            "judged by `nn_uniform`, `nn_idf`, `nn_compact` and BM25, without the searched model (as the paper), "
-            "`ensemble_reid_with_adversary` with it too; each rate as a count of documents with its exact "
-            "(Clopper–Pearson) 95% interval, where Table 2 gives bootstrap intervals; IDF and the fixed baselines "
-            "judged by the same ensembles; a level not reached has a row that says so. Computed by the full run "
-            "size only.",
+            "NN DeID against `nn_recipe`, with and without the stopword rule, K doubled until every level is reached "
+            "or every word masked; judged by `nn_uniform`, `nn_idf`, `nn_compact` and BM25 without the searched model "
+            "(`ensemble_reid`, as the paper) and with it; counts with exact (Clopper–Pearson) 95% intervals, where "
+            "Table 2 gives bootstrap ones; IDF and the baselines judged alike; a level not reached says so. Full size.",
             False,
         ),
-        (
-            "table2_protocol_sweep",
-            "Table 2 by the paper's protocol: the sweep",
-            "Every K and IDF fraction behind it, judged without and with the searched model.",
-            True,
-        ),
+        ("table2_protocol_sweep", "Table 2 by the paper's protocol: the sweep", "Every K and IDF fraction.", True),
         (
             "evaluation_precision",
             "Table 2's evaluation, checked against full precision",
