@@ -107,11 +107,11 @@ class RunSize:
     neural: str  # "registry": trained models of deid_nb.nn_deid.registry; ZERO_SHOT: its untrained MiniLM entry (quick)
     second_reidentifier: str  # Figure 3: the re-identifier compared with the search's own model
     ablation_people: (
-        int  # Table 3: the ablation's dataset = the first `ablation_people` people (80% train, 10% validation)
-    )
+        int | None
+    )  # Table 3: the ablation's dataset = the first `ablation_people` people (80% train, 10% validation; None: all)
     ablation_model: str  # Table 3: "minilm" (the packaged encoder) or "tiny" (a random tiny BERT, quick size)
     ablation_epochs: int  # Table 3: epochs per variant
-    n_beam: int  # Appendix B: documents searched by both beam and greedy
+    n_beam: int | None  # Appendix B: the first test documents searched by both beam and greedy (None: all)
     beam_reidentifier: str  # Appendix B: the re-identifier both TextAttack searches hide from
     strong_adversary: (
         str | None
@@ -163,12 +163,12 @@ RUN_SIZES = {
     ),
 }
 RUN_SIZES["full"] = replace(
-    RUN_SIZES["default"], name="full", protocol_adversary="nn_recipe"
-)  # the default size plus Table 2 by the paper's protocol
+    RUN_SIZES["default"], name="full", ablation_people=None, n_beam=None, protocol_adversary="nn_recipe"
+)  # the default size on every person and document, plus Table 2 by the paper's protocol
 
 # %% ../../nbs/18_runs.ipynb #8b4aac2d
 def run_size(
-    size: str | RunSize,  # "quick", "default", or a RunSize (passed through)
+    size: str | RunSize,  # "quick", "default", "full", or a RunSize (passed through)
     overrides: Mapping | None = None,  # {size: value} applied on top (the notebooks' `overrides` parameter)
 ) -> RunSize:
     "The NN DeID run sizes of `size`, with `overrides`."

@@ -184,6 +184,7 @@ RUN_SIZES = {
         perturb_docs=23,
     ),
 }
+RUN_SIZES["full"] = {**RUN_SIZES["default"], "perturb_docs": None}  # the perturbation indicator on every document
 
 # %% ../../nbs/34d_risk_experiment.ipynb #dfa0bc46
 @dataclass
