@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine:
-#   make reproduce   regenerate every table and figure (papermill, the default run size; SIZE=quick: a smoke run)
+#   make reproduce   regenerate every table and figure (papermill, the default run size; SIZE=quick: a smoke run;
+#                    SIZE=full: the papers' sizes where the default cuts them, each such table saved as <name>_full)
 #   make test        nbdev_test over the notebooks (quick parameters) + pytest tests/
 #   make docs        the docs site in _site/, running nothing (experiments show the committed tables and figures)
 SHELL := /bin/bash

@@ -65,7 +65,7 @@ CHOICES = {  # option: the names it accepts (each the library's; checked in 94a_
         "scrubadub",
     ),  # deid_nb.baselines.BASELINES
     "level": ("L1", "L2", "L3", "L3P", "L4"),  # deid_nb.infill.knowledge_base.KNOWLEDGE_LEVELS
-    "size": ("quick", "default"),  # deid_nb.experiments.SIZE_NAMES
+    "size": ("quick", "default", "full"),  # deid_nb.experiments.SIZE_NAMES
 }
 DEFAULT_REIDENTIFIER, ZERO_SHOT = "nn_unfrozen_bm25", "zero_shot"  # deid_nb.nn_deid.registry's
 
@@ -241,7 +241,7 @@ def add_reproduce_command(commands) -> argparse.ArgumentParser:
         "--size",
         choices=CHOICES["size"],
         default="default",
-        help="the run size: quick (smoke) or default (the results)",
+        help="the run size: quick (smoke), default (the results) or full (the papers' sizes, each table named _full)",
     )
     run.add_argument(
         "--datasets", nargs="+", help="run only on these datasets (default: each notebook's declared ones)"

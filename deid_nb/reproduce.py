@@ -78,12 +78,12 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     return seconds
 
 # %% ../nbs/91a_reproduce.ipynb #f5d31e49
-def _parameters(plan: RunPlan, dataset: str) -> dict:
-    "A task's papermill parameters: its dataset and size, and the plan's overrides and seed where it sets them."
+def _parameters(plan: RunPlan, notebook: Path, dataset: str) -> dict:
+    "A task's papermill parameters: its dataset and size (`RunPlan.task_size`), and the plan's overrides and seed where it sets them."
     chosen = {"overrides": plan.overrides} if plan.overrides else {}
     return {
         "dataset": dataset,
-        "size": plan.size,
+        "size": plan.task_size(notebook),
         **chosen,
         **({"seed": plan.seed} if plan.seed is not None else {}),
     }
@@ -115,9 +115,9 @@ def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
 def _run_in_order(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int = 1):
     "Yield (task, seconds) running `waiting` one after the other, with a progress bar over each notebook's cells."
     for i, (notebook, dataset) in enumerate(waiting, start=1):
-        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.size)
+        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.task_size(notebook))
         seconds = run_notebook(
-            notebook, plan.output_path(notebook, dataset), _parameters(plan, dataset), progress_bar=True
+            notebook, plan.output_path(notebook, dataset), _parameters(plan, notebook, dataset), progress_bar=True
         )
         logger.info("%s / %s done in %.0f s", notebook.stem, dataset, seconds)
         yield (notebook, dataset), seconds
@@ -172,7 +172,7 @@ def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
                     "start %s / %s (%d running, %d waiting)", task[0].stem, task[1], len(running) + 1, len(waiting)
                 )
                 running[
-                    pool.submit(run_notebook, task[0], plan.output_path(*task), _parameters(plan, task[1]), False)
+                    pool.submit(run_notebook, task[0], plan.output_path(*task), _parameters(plan, *task), False)
                 ] = task
             for future in wait(running, return_when=FIRST_COMPLETED)[0]:
                 task = running.pop(future)
@@ -195,7 +195,7 @@ def reproduce(
     tasks, records = plan.tasks(), {}
     for notebook, dataset in tasks:
         output = plan.output_path(notebook, dataset)
-        if not force and is_done(output, task_fingerprint(notebook, _parameters(plan, dataset))):
+        if not force and is_done(output, task_fingerprint(notebook, _parameters(plan, notebook, dataset))):
             records[notebook, dataset] = {
                 "notebook": notebook.stem,
                 "dataset": dataset,
@@ -241,8 +241,8 @@ def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: 
 def _rewrite_results_if_published(
     plan: RunPlan, every: list[Experiment], records: list[dict], wall_seconds: float, jobs: int
 ):
-    "`_rewrite_results` after a complete run of the default size at the notebooks' own sizes and seeds; else say why not."
-    if plan.size != "default":
+    "`_rewrite_results` after a complete run of the default or full size at the notebooks' own sizes and seeds; else say why not."
+    if plan.size not in ("default", "full"):
         return
     if len(records) == len(RunPlan(every, plan.size).tasks()) and not plan.overrides and plan.seed is None:
         _rewrite_results(records, plan.size, wall_seconds, jobs)
@@ -265,13 +265,21 @@ def _writable_figures_dir() -> Path:
         ) from None
     return figures
 
+# %% ../nbs/91a_reproduce.ipynb #9d9f24f7
+def _listed(experiment: Experiment, size: str) -> str:
+    "One line of `--list`: the notebook, its datasets and, at the full size, what its full size adds."
+    line = f"{experiment.name}: {', '.join(experiment.datasets)}"
+    if size != "full":
+        return line
+    return f"{line} — full: {experiment.full}" if experiment.full else f"{line} — full = default"
+
 # %% ../nbs/91a_reproduce.ipynb #10b3499e
 def run_reproduce(args: argparse.Namespace) -> int:
     "Carry out parsed `deid-nb reproduce` arguments; 0 on success, 1 (with the reason on stderr) on a bad selection or override."
     try:
         chosen = select(experiments := experiment_notebooks(args.nbs_dir), args.only, args.datasets)
         if args.list:
-            print("\n".join(f"{e.name}: {', '.join(e.datasets)}" for e in chosen))
+            print("\n".join(_listed(e, args.size) for e in chosen))
             return 0
         if args.jobs < 1:
             raise ReproduceError(f"--jobs must be >= 1, got {args.jobs}")

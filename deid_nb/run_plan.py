@@ -29,6 +29,7 @@ class Experiment:
         default=0, hash=False
     )  # rough default-size run time on 2 cores (per dataset, or one number): orders a parallel run
     sizes: tuple[str, ...] = ()  # the run sizes its `overrides` parameter may set
+    full: str = ""  # what its full size adds to the default ('': its full size is the default)
 
     @property
     def name(self) -> str:
@@ -56,6 +57,7 @@ def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
             tuple(d.get("needs") or ()),
             d.get("minutes") or 0,
             tuple(d.get("sizes") or ()),
+            d.get("full") or "",
         )
         for p, d in found
         if d is not None
@@ -89,9 +91,18 @@ class RunPlan:
             (e.path, d) for e in self.experiments for d in e.datasets if self.datasets is None or d in self.datasets
         ]
 
+    def task_size(self, notebook: Path) -> str:
+        "The size `notebook` runs at: the plan's, except at full for a notebook whose full size is its default."
+        if self.size != "full":
+            return self.size
+        declared = next((e for e in self.experiments if e.path == notebook), None)
+        if declared is None:
+            raise ValueError(f"{notebook}: not an experiment of this plan, so its full size is unknown")
+        return "full" if declared.full else "default"
+
     def output_path(self, notebook: Path, dataset_name: str) -> Path:
-        "Where the executed copy of `notebook` for `dataset_name` is kept."
-        return Path(self.runs_dir) / self.size / f"{notebook.stem}__{dataset_name}.ipynb"
+        "Where the executed copy of `notebook` for `dataset_name` is kept (under its `task_size`)."
+        return Path(self.runs_dir) / self.task_size(notebook) / f"{notebook.stem}__{dataset_name}.ipynb"
 
 # %% ../nbs/91_run_plan.ipynb #97cf52fd
 class ReproduceError(RuntimeError):

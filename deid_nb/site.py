@@ -59,7 +59,7 @@ def page_title(notebook: Path) -> str:
 def page_sources(nbs_dir: Path, runs_dir: Path, size: str = "default") -> list[tuple[Path, Path, str]]:
     "(notebook, file to render, kind) per page in order: index.ipynb, then numbered; kind: home, run, not run, chapter."
     experiments = {e.path.name: e for e in experiment_notebooks(nbs_dir)}
-    plan, sources = RunPlan([], size, runs_dir=runs_dir), []
+    plan, sources = RunPlan(list(experiments.values()), size, runs_dir=runs_dir), []  # at full, some run as default
     for notebook in [nbs_dir / "index.ipynb"] + sorted(p for p in nbs_dir.glob("[0-9]*.ipynb")):
         if notebook.name == "index.ipynb":
             sources.append((notebook, notebook, "home"))
