@@ -16,6 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from .core import atomic_write, get_logger
+from .experiments import sized_stem
 from .results_catalogue import DATASET_TITLES
 
 logger = get_logger("deid_nb.pages")
@@ -194,26 +195,29 @@ FOLD_ROWS = 25  # a committed table longer than this is folded on the page
 
 
 def committed_markdown(stem: str, system: str, figures_dir: Path, datasets: list[str]) -> str:
-    "The committed table and figure of `stem` in `figures_dir/system` for each of `datasets`, as Markdown ('' if none)."
+    "The committed table and figure of `stem`, and of its full size, in `figures_dir/system` per dataset, as Markdown."
     parts = []
-    for dataset in datasets:
-        table, figure = (Path(figures_dir) / system / f"{stem}_{dataset}{suffix}" for suffix in (".md", ".png"))
+    for (saved, size), dataset in (
+        (s, d) for s in ((stem, ""), (sized_stem(stem, "full"), ", full size")) for d in datasets
+    ):
+        table, figure = (Path(figures_dir) / system / f"{saved}_{dataset}{suffix}" for suffix in (".md", ".png"))
         text = table.read_text(encoding="utf-8").strip() if table.exists() else ""
         if len(text.splitlines()) > FOLD_ROWS + 2:
             text = f"<details><summary>the table ({len(text.splitlines()) - 2} rows)</summary>\n\n{text}\n\n</details>"
         shown = [text] if text else []
         shown += (
-            [f"![{stem}, {DATASET_TITLES.get(dataset, dataset)}](figures/{system}/{figure.name})"]
+            [f"![{saved}, {DATASET_TITLES.get(dataset, dataset)}](figures/{system}/{figure.name})"]
             if figure.exists()
             else []
         )
-        where = f"`figures/{system}/{stem}_{dataset}`"
-        parts += [f"**{DATASET_TITLES.get(dataset, dataset)}** — committed {where}", *shown] if shown else []
+        where = f"`figures/{system}/{saved}_{dataset}`"
+        parts += [f"**{DATASET_TITLES.get(dataset, dataset)}{size}** — committed {where}", *shown] if shown else []
     return "\n\n".join(parts)
 
 # %% ../nbs/92_pages.ipynb #9a000019
 RESULTS_NOTE = (
-    "> **This page shows the committed outputs of the last default run.** Its code was not run to build the page: "
+    "> **This page shows the committed outputs of the last default run** (and of a full run where marked *full size*). "
+    "Its code was not run to build the page: "
     "after each cell that saves a table or figure come the files that cell saved in `figures/` ({links}). "
     "`deid-nb reproduce --only {name}` runs it again, and `make docs` then shows the executed notebook."
 )

@@ -355,32 +355,6 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "each phase ran and the validation accuracy of the adversary P2 trained.",
             True,
         ),
-        (
-            "adversarial_fig5_full",
-            "Figure 5, full size — five seeds and the λ and N sweep",
-            "The paper's protocol: each arm's mean over five seeds ± "
-            "sd (the sweep: seeds as run), beside the paper's numbers.",
-            False,
-        ),
-        (
-            "adversarial_fig5_adversary_full",
-            "Figure 5, full size: the retrained adversary",
-            "Mean of the last 10 of 50 epochs, mean, sd and range over seeds, "
-            "for every arm and sweep point, the paper's number beside it.",
-            True,
-        ),
-        (
-            "adversarial_fig5_f1_full",
-            "Figure 5, full size: tagger F1",
-            "Silver test F1 of the tagger reading each trained representation, over seeds.",
-            True,
-        ),
-        (
-            "adversarial_fig5_seeds_full",
-            "Figure 5, full size: seed by seed",
-            "One row per seed, arm and sweep point.",
-            True,
-        ),
     ],
     "report": [
         (

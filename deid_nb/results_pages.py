@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 
 from .core import atomic_write
-from .experiments import markdown_table
+from .experiments import markdown_table, sized_stem
 from .results_catalogue import DATASET_ORDER, DATASET_TITLES, RESULT_SECTIONS, SYSTEM_PAGES
 
 # %% auto #0
-__all__ = ['GENERATED_NOTE', 'TIMING_COLUMNS', 'entry_markdown', 'timings', 'system_page', 'figures_index', 'result_pages',
-           'write_result_pages', 'record_timing']
+__all__ = ['GENERATED_NOTE', 'TIMING_COLUMNS', 'RUN_SIZE_LINE', 'entry_markdown', 'timings', 'system_page', 'figures_index',
+           'result_pages', 'write_result_pages', 'record_timing']
 
 # %% ../nbs/90a_results_pages.ipynb #345ce13a
 def _files(folder: Path, stem: str) -> list[tuple[str, Path | None, Path | None]]:
@@ -28,8 +28,8 @@ def _files(folder: Path, stem: str) -> list[tuple[str, Path | None, Path | None]
     return found
 
 
-def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bool) -> str:
-    "A system page's entry: title, caption, then per dataset its table and figure ('' if none is saved as `stem`)."
+def _section(folder: Path, stem: str, title: str, caption: str, folded: bool) -> str:
+    "Title, caption, then per dataset the table and figure saved under `stem` ('' when there is none)."
     files, lines = _files(Path(folder), stem), []
     for dataset, table, figure in files:
         lines += [f"**{DATASET_TITLES.get(dataset, dataset)}**", ""] if len(files) > 1 else []
@@ -41,6 +41,15 @@ def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bo
     return (
         f"<details><summary><b>{title}</b></summary>\n\n{body}\n\n</details>\n" if folded else f"## {title}\n\n{body}\n"
     )
+
+
+def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bool) -> str:
+    "One entry of a system's page: the default size's section of `stem`, then the full size's where a full run saved it."
+    sections = [
+        _section(folder, stem, title, caption, folded),
+        _section(folder, sized_stem(stem, "full"), f"{title} (full size)", caption, folded),
+    ]
+    return "\n".join(s for s in sections if s)
 
 # %% ../nbs/90a_results_pages.ipynb #dc898be1
 GENERATED_NOTE = (
@@ -80,9 +89,16 @@ def _time_line(figures_dir: Path, system: str) -> str:
     )
 
 # %% ../nbs/90a_results_pages.ipynb #5a1e0c03
+RUN_SIZE_LINE = (
+    "- **Run size**: the default (`make reproduce`), except where a title says *full size* "
+    "(`make reproduce SIZE=full`: the papers' sizes where the default cuts them)."
+)
+
+
 def _others(folder: Path, entries: list) -> list[str]:
     "Lines listing the tables and figures in `folder` that no entry names."
-    named = {f for stem, *_ in entries for _, *paths in _files(folder, stem) for f in paths if f}
+    stems = [s for stem, *_ in entries for s in (stem, sized_stem(stem, "full"))]
+    named = {f for stem in stems for _, *paths in _files(folder, stem) for f in paths if f}
     others = sorted(
         p for p in folder.glob("*") if p.suffix in (".md", ".png") and p.name != "README.md" and p not in named
     )
@@ -104,7 +120,15 @@ def system_page(figures_dir: Path, system: str) -> str:
     (title, notebooks, scale), entries = SYSTEM_PAGES[system], RESULT_SECTIONS[system]
     folder = Path(figures_dir) / system
     datasets = list(dict.fromkeys(d for stem, *_ in entries for d, *_ in _files(folder, stem)))
-    lines = [f"# {title}", "", GENERATED_NOTE, "", f"- **Notebooks**: {notebooks}.", f"- **Scale**: {scale}"]
+    lines = [
+        f"# {title}",
+        "",
+        GENERATED_NOTE,
+        "",
+        f"- **Notebooks**: {notebooks}.",
+        f"- **Scale**: {scale}",
+        RUN_SIZE_LINE,
+    ]
     lines += [f"- **Datasets**: {line}." for line in [_datasets_line(figures_dir, datasets)] if line]
     lines += [f"- **Run time**: {line}" for line in [_time_line(figures_dir, system)] if line]
     lines += ["", *[e for e in (entry_markdown(folder, *entry) for entry in entries) if e], *_others(folder, entries)]
@@ -118,7 +142,8 @@ def figures_index(figures_dir: Path) -> str:
         files = [
             f
             for stem, *_ in RESULT_SECTIONS[system]
-            for _, *paths in _files(figures_dir / system, stem)
+            for sized in (stem, sized_stem(stem, "full"))
+            for _, *paths in _files(figures_dir / system, sized)
             for f in paths
             if f
         ]
