@@ -84,7 +84,7 @@ def outputs_dir(
     artifacts_dir=None,
     figures_dir=None,
 ) -> Path:
-    "`figures/<system>/` for the default and full sizes; `artifacts/quick_figures/<system>/` for the quick one (created)."
+    "`figures/<system>/` for the default and full sizes, `artifacts/quick_figures/<system>/` for quick (created)."
     if system not in SYSTEMS:
         raise ValueError(f"unknown system {system!r}; tables and figures go to one of {list(SYSTEMS)}")
     results = size_name(size) in ("default", "full")
@@ -136,7 +136,7 @@ def save_table(
     digits: int = 1,
     outputs=None,
 ) -> tuple[Path, Path]:
-    "Write `{stem}_{dataset_name}.csv` and `.md` (the full size: `{stem}_full_…`) atomically into the system's outputs folder."
+    "Write `{stem}_{dataset_name}.csv` and `.md` (full size: `{stem}_full_…`) atomically into the outputs folder."
     folder, stem = (
         Path(outputs) if outputs else outputs_dir(size, system),
         safe_name(f"{sized_stem(stem, size)}_{dataset_name}", "table name"),
@@ -152,7 +152,7 @@ def save_table(
 def save_figure(
     figure, stem: str, dataset_name: str, size: str | object, *, system: str, outputs=None, dpi: int = 150
 ) -> Path:
-    "Save a matplotlib figure as `{stem}_{dataset_name}.png` (the full size: `{stem}_full_…`; atomically, no software metadata)."
+    "Save a figure as `{stem}_{dataset_name}.png` (full size: `{stem}_full_…`), atomically, without software metadata."
     path = (
         Path(outputs) if outputs else outputs_dir(size, system)
     ) / f"{safe_name(f'{sized_stem(stem, size)}_{dataset_name}', 'figure name')}.png"

@@ -79,7 +79,7 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
 
 # %% ../nbs/91a_reproduce.ipynb #f5d31e49
 def _parameters(plan: RunPlan, notebook: Path, dataset: str) -> dict:
-    "A task's papermill parameters: its dataset and size (`RunPlan.task_size`), and the plan's overrides and seed where it sets them."
+    "A task's papermill parameters: dataset, size (`RunPlan.task_size`), and the plan's overrides and seed if set."
     chosen = {"overrides": plan.overrides} if plan.overrides else {}
     return {
         "dataset": dataset,
@@ -241,7 +241,7 @@ def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: 
 def _rewrite_results_if_published(
     plan: RunPlan, every: list[Experiment], records: list[dict], wall_seconds: float, jobs: int
 ):
-    "`_rewrite_results` after a complete run of the default or full size at the notebooks' own sizes and seeds; else say why not."
+    "`_rewrite_results` after a complete default or full run at the notebooks' own sizes and seeds; else say why not."
     if plan.size not in ("default", "full"):
         return
     if len(records) == len(RunPlan(every, plan.size).tasks()) and not plan.overrides and plan.seed is None:

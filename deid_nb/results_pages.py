@@ -44,7 +44,7 @@ def _section(folder: Path, stem: str, title: str, caption: str, folded: bool) ->
 
 
 def entry_markdown(folder: Path, stem: str, title: str, caption: str, folded: bool) -> str:
-    "One entry of a system's page: the default size's section of `stem`, then the full size's where a full run saved it."
+    "A system page's entry: the default size's section of `stem`, then the full size's where a full run saved it."
     sections = [
         _section(folder, stem, title, caption, folded),
         _section(folder, sized_stem(stem, "full"), f"{title} (full size)", caption, folded),
