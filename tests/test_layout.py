@@ -108,19 +108,6 @@ def test_the_code_is_formatted():
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-# Chapters whose long strings and comments are still being wrapped (issue 33, item 5): their modules' count may
-# only go down; drop a module from the tuple once it has none.
-UNWRAPPED = (
-    "deid_nb.experiments",
-    "deid_nb.nn_deid.runs",
-    "deid_nb.report.card",
-    "deid_nb.run_plan",
-    "deid_nb.reproduce",
-    "deid_nb.cli",
-    "deid_nb.commands",
-)
-
-
 def _long_lines(module: Path) -> list[str]:
     "A module's lines over 120 characters, less nbdev's first `__all__` line (it wraps before adding `__all__ = `)."
     lines = module.read_text(encoding="utf-8").splitlines()
@@ -132,10 +119,8 @@ def test_library_lines_fit_120_columns():
     library = [p for p in PACKAGE.rglob("*.py") if p.name != "_modidx.py"]
     long = {_dotted(p): _long_lines(p) for p in library}
     assert len(library) > 50 and "deid_nb.__init__" in long, "the reader found too few modules"
-    wrapped = {m: lines for m, lines in long.items() if m not in UNWRAPPED and lines}
-    assert not wrapped, f"lines over 120 characters: {wrapped}"
-    unwrapped = sum(len(long[m]) for m in UNWRAPPED)
-    assert unwrapped <= 43, f"{unwrapped} lines over 120 characters in {UNWRAPPED} (was 43)"
+    over = {m: lines for m, lines in long.items() if lines}
+    assert not over, f"lines over 120 characters: {over}"
 
 
 def _followed(cells: list[dict]) -> tuple[int, int]:
