@@ -711,3 +711,20 @@ def test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_af
         first, last = rows.iloc[0], rows.iloc[-1]
         assert last.val_named_entity < first.val_named_entity, variant
         assert last.train_loss < first.train_loss, variant  # the training loss falls: it fits the training documents
+
+
+def test_readme_by_the_papers_protocol_nn_deid_reaches_25_and_5_with_fewer_words_than_idf_and_1_only_masking_all():
+    "README: 'By the paper's protocol … NN DeID reaches < 25% and < 5% with fewer words masked than either IDF redaction, but < 1% only by masking every word, and not at all under the paper's stopword rule.'"
+    assert "NN DeID reaches < 25% and < 5% with fewer words masked than either IDF redaction, but < 1%" in readme()
+    assert "only by masking every word, and not at all under the paper's stopword rule" in readme()
+    t = csv("table2_protocol_full_wikibio_2000")
+    stopwords, every_word = "NN DeID (stopwords never masked)", "NN DeID (every word maskable)"
+    for level in ("<25%", "<5%"):
+        rows = t[t.level == level].set_index("method")
+        idf = rows.loc[["IDF", "IDF (table-aware)"], "percent_masked"].astype(float).min()
+        for method in (stopwords, every_word):
+            assert float(rows.loc[method, "percent_masked"]) < idf, (level, method)
+            assert float(rows.loc[method, "ensemble_reid"]) < float(level.strip("<%")), (level, method)
+    rows = t[t.level == "<1%"].set_index("method")
+    assert rows.loc[stopwords, "setting"].startswith("not reached")
+    assert float(rows.loc[every_word, "percent_masked"]) == 100.0
