@@ -1,6 +1,7 @@
 """Scale: the full WikiBio release streamed into Parquet shards, and bi-encoder training over several processes."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -140,7 +141,8 @@ def test_the_torchrun_recipe_trains_a_registered_model(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = sorted(line for line in done.stdout.splitlines() if line.startswith("RANK"))
-    assert [line.split()[1:4] for line in lines] == [["0", "WORLD", "2"], ["1", "WORLD", "2"]]
-    assert len({line.split()[-1] for line in lines}) == 1  # one run directory, written by process 0
-    assert (Path(lines[0].split()[-1]) / "training.json").exists()
+    # Found anywhere in the output: the two processes share one pipe, and another line may run into a RANK line.
+    ranks = sorted(re.findall(r"RANK (\d+) WORLD (\d+) TRAINED_IN (\S+)", done.stdout))
+    assert [rank[:2] for rank in ranks] == [("0", "2"), ("1", "2")], done.stdout[-3000:]
+    assert len({rank[2] for rank in ranks}) == 1  # one run directory, written by process 0
+    assert (Path(ranks[0][2]) / "training.json").exists()
