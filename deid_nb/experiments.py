@@ -152,7 +152,7 @@ def save_table(
 def save_figure(
     figure, stem: str, dataset_name: str, size: str | object, *, system: str, outputs=None, dpi: int = 150
 ) -> Path:
-    "Save a figure as `{stem}_{dataset_name}.png` (full size: `{stem}_full_…`), atomically, without software metadata."
+    "Save a figure as `{stem}_{dataset_name}.png` (full size: `{stem}_full_…`), atomically, no software metadata."
     path = (
         Path(outputs) if outputs else outputs_dir(size, system)
     ) / f"{safe_name(f'{sized_stem(stem, size)}_{dataset_name}', 'figure name')}.png"

@@ -266,7 +266,7 @@ MASKING_PRIORS = ("uniform", "idf", "none")
 class MaskingPrior:
     "The random word-type masking applied to training documents."
 
-    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ∝ IDF; "none": no masking
+    kind: str = "uniform"  # "uniform": types chosen uniformly; "idf": chosen with probability ~ IDF; "none": no masking
     max_rate: float = 1.0  # p ~ U(0, max_rate)
 
     def __post_init__(self):

@@ -134,7 +134,7 @@ def render_page(notebook: nbformat.NotebookNode, nav: str, up: str = "") -> str:
 
 # %% ../nbs/93a_site.ipynb #5b1e0c02
 def site_links(markdown: str) -> str:
-    "Markdown's links as on the site: notebooks (`nbs/x.ipynb`) as their pages, results pages (`…/README.md`) as HTML."
+    "Markdown's links as on the site: notebooks (`nbs/x.ipynb`) as their pages, results pages (README.md) as HTML."
     markdown = re.sub(r"\]\(nbs/([^)\s]+)\.ipynb\)", r"](\1.html)", markdown)
     return re.sub(r"\]\(([^)\s]*)README\.md\)", r"](\1README.html)", markdown)
 

@@ -138,7 +138,7 @@ def write_wikibio_shards(
     shard_size: int = 10_000,  # records per shard
     on_error: str = "skip",  # a bad record: "skip" (listed in the manifest) or "raise"
 ) -> dict:
-    "Stream one split into Parquet shards `SPLIT-00000.parquet …` and a manifest with each shard's SHA-256; resumable."
+    "Stream one split into Parquet shards `SPLIT-NNNNN.parquet` and a manifest with each shard's SHA-256; resumable."
     directory, out, split = Path(directory), Path(out), split or Path(directory).name
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")

@@ -124,7 +124,7 @@ class AdversarialConfig:
     init_noise: float = 0.1  # initial standard deviation of both noise layers
     n_neighbours: int = 100  # N: x′ moves one PII word to one of its N nearest neighbours
     weight: float = 1.0  # λ in l_repr = l_deid + λ|l_adv − ln 2|
-    deid_per_token: bool = True  # l_deid as CRF NLL per token (True) or per sentence (the CRF's own mean; ≈ 10× l_adv)
+    deid_per_token: bool = True  # l_deid as CRF NLL per token (True) or per sentence (the CRF's mean, ~10x l_adv)
     learning_rate: float = 0.002  # Nadam, representation and tagger
     adversary_learning_rate: float = (
         0.01  # Nadam, adversaries (at 0.002 the raw-embedding control stayed at chance for 4 epochs)

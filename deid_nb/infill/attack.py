@@ -167,7 +167,7 @@ def infill_documents(
 def retrieval_records(
     documents: Sequence[MaskedDocument], retriever: Retriever, level: str, context_chars: int = 300
 ) -> pd.DataFrame:
-    "Retrieval alone, per span of fully masked documents (Tables 1–2): original retrieved? first positive chunk's rank."
+    "Retrieval alone, per span of fully masked documents (Tables 1-2): original retrieved? first positive chunk's rank."
     rows = []
     for document in documents:
         text, offsets = document.render()

@@ -273,7 +273,7 @@ def continuation_logprobs(
 def hypotheses(
     self: LMInfiller, context: SpanContext, passages: Sequence[str], prompt: list[int], prefix=None
 ) -> dict[str, float]:
-    "{hypothesis: copy score (0 if not in the passages)}: copies ∪ LM beams, the visible length enforced when any fits."
+    "{hypothesis: copy score (0 if not in the passages)}: copies + LM beams, the visible length enforced when any fits."
     scored = self.copy.candidates(context, passages)
     copy_scores = {text: score for score, text in scored}
     found = list(
@@ -286,7 +286,7 @@ def hypotheses(
 # %% ../../nbs/43_infillers.ipynb #30e94a16
 @patch
 def predict(self: LMInfiller, context: SpanContext, passages: Sequence[str]) -> str:
-    "The h maximising hypothesis_weight × log p(h | prompt) + log p(right | prompt + h) + copy_weight × copy score(h)."
+    "The h maximising hypothesis_weight * log p(h | prompt) + log p(right | prompt + h) + copy_weight * copy score(h)."
     prompt = self.prompt_ids(context, passages)
     prefix = self.prefill(prompt) if self.beams else None  # the prompt is encoded once, for the beams and the scores
     found = self.hypotheses(context, passages, prompt, prefix)

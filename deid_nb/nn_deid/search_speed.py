@@ -109,7 +109,7 @@ def measure_search_speed(
     fast: bool = True,  # also searching with the reduced-precision copy
     prefilter: int | None = 32,  # also with a pooled prefilter of the last-layer estimate (None: not)
 ) -> dict:
-    "Run every search on `people` to max(k_values): {'speed': rows, 'per_k': rows, 'exact_equals_stock': n or None, …}."
+    "Run every search on `people` to max(k_values): {'speed': rows, 'per_k': rows, 'exact_equals_stock': n|None}."
     runs = _searches(
         reidentifier, people, k_values, ranking, top_m, prune, batch_size, stock, one_at_a_time, fast, prefilter
     )

@@ -69,7 +69,7 @@ class ReidentifierModelWrapper(ModelWrapper):
 
 # %% ../../nbs/17_textattack.ipynb #7039b48f
 class TopKGoal(ClassificationGoalFunction):
-    "Goal: the true profile out of the model's top `k`; score −log p(true) (the authors' 1 − p(true), in log space)."
+    "Goal: the true profile out of the model's top `k`; score -log p(true) (the authors' 1 - p(true), in log space)."
 
     def __init__(self, model_wrapper: ReidentifierModelWrapper, k: int | None = 1, **kwargs):
         self.k = k

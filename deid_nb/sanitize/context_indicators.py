@@ -210,7 +210,7 @@ class LocalSearchEngine:
 
 # %% ../../nbs/34b_context_indicators.ipynb #62f178d6
 class SearchHitsIndicator(RiskIndicator):
-    "§5.5 on a local engine: `mode='url'` (Eq. 2: top-k(name) ∩ top-k(span) ≠ ∅), `mode='hits'` (#hits > fitted limit)."
+    "§5.5 on a local engine: `mode='url'` (Eq. 2: top-k(name) meets top-k(span)), `mode='hits'` (#hits > a limit)."
 
     def __init__(
         self, engine: LocalSearchEngine, mode: str = "url", k: int = 20, spacy_model: str = "sm", label: str = ""
@@ -230,7 +230,7 @@ class SearchHitsIndicator(RiskIndicator):
         )
 
     def fit(self, train_docs, train_spans: pd.DataFrame):
-        "URL∩ has nothing to fit; #hits fits its lower limit (on log(1 + hits)) for token F1 on the training documents."
+        "URL overlap fits nothing; #hits fits its lower limit (on log(1 + hits)) for token F1 on training documents."
         if self.mode == "hits":
             self.threshold, self.sweep = fit_threshold(
                 train_docs,
