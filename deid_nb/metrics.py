@@ -5,6 +5,7 @@
 # %% ../nbs/06_metrics.ipynb #58605fd8
 from __future__ import annotations
 
+import copy
 import zlib
 from typing import Iterable, Mapping, Sequence
 
@@ -262,6 +263,16 @@ def ranks(self: FirstPlaces, documents: Sequence[str] | str, true_ids: Sequence[
         if len(close):
             scores[close] = self.model.score([documents[i] for i in close])
     return ranks_from_scores(scores, columns) if len(documents) else np.zeros(0, dtype=int)
+
+# %% ../nbs/06_metrics.ipynb #d21c315e
+@patch
+def restricted_to(self: FirstPlaces, columns: Sequence[int]) -> FirstPlaces:
+    "The view over the candidates at `columns` only: its model and cheaper copy restricted alike, its name kept."
+    part = copy.copy(self)
+    part.model = self.model.restricted_to(columns)
+    part.fast = part.model if self.fast is self.model else self.fast.restricted_to(columns)
+    Reidentifier.__init__(part, part.model.candidate_ids)
+    return part
 
 # %% ../nbs/06_metrics.ipynb #2960cfc1
 def pareto_frontier(table: pd.DataFrame, privacy: str = "ensemble_reid", cost: str = "percent_masked") -> pd.DataFrame:

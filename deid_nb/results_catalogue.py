@@ -103,6 +103,22 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         ),
         ("table2_protocol_sweep", "Table 2 by the paper's protocol: the sweep", "Every K and IDF fraction.", True),
         (
+            "fig_pool_size",
+            "Table 2's levels against the pool's size",
+            "% of words masked at each level by the paper's protocol in nested candidate pools (each holding every "
+            "test person), a line in log(pool size) extrapolated to the paper's 728,321 people with its 95% "
+            "prediction interval, and the paper's % masked there (crosses). Full size.",
+            False,
+        ),
+        (
+            "table2_pool_extrapolated",
+            "Table 2's levels extrapolated to the paper's pool",
+            "Per method and level: the fitted points per tenfold pool, the prediction at 728,321 people with its "
+            "95% prediction interval (Student's t), the paper's % masked beside it. Full size.",
+            False,
+        ),
+        ("table2_pool_size", "Table 2's levels in each pool", "Each pool's levels, counts with exact intervals.", True),
+        (
             "evaluation_precision",
             "Table 2's evaluation, checked against full precision",
             "First places of the ensemble's bfloat16 view (`FirstPlaces`) against float32 on NN DeID's smallest K; "

@@ -122,6 +122,9 @@ class RunSize:
     evaluation_precision: str = "auto"
     protocol_adversary: str | None = None  # Table 2 by the paper's protocol: NN DeID's adversary (None: not run)
     protocol_max_k: int | None = None  # the protocol's largest K (None: beyond every rank, every word masked)
+    # the protocol again in smaller candidate pools of these sizes, each holding every test person (those below the
+    # dataset's pool and at least its test documents; `deid_nb.nn_deid.pool_size`)
+    protocol_pools: tuple[int, ...] = ()
 
 # %% ../../nbs/18_runs.ipynb #afce5c99
 RUN_SIZES = {
@@ -144,6 +147,7 @@ RUN_SIZES = {
         reuse_cache=False,
         protocol_adversary="nn_recipe",
         protocol_max_k=8,  # tests: a search until every word is masked takes minutes even here
+        protocol_pools=(20, 60),
     ),
     "default": RunSize(
         "default",
@@ -166,7 +170,12 @@ RUN_SIZES = {
 }
 # the default size on every person and document, plus Table 2 by the paper's protocol
 RUN_SIZES["full"] = replace(
-    RUN_SIZES["default"], name="full", ablation_people=None, n_beam=None, protocol_adversary="nn_recipe"
+    RUN_SIZES["default"],
+    name="full",
+    ablation_people=None,
+    n_beam=None,
+    protocol_adversary="nn_recipe",
+    protocol_pools=(250, 500, 1000, 2000, 4000),
 )
 
 # %% ../../nbs/18_runs.ipynb #8b4aac2d
