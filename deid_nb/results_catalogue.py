@@ -103,6 +103,14 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         ),
         ("table2_protocol_sweep", "Table 2 by the paper's protocol: the sweep", "Every K and IDF fraction.", True),
         (
+            "fig2_protocol",
+            "Figure 2 by the paper's protocol",
+            "Ensemble re-identification without the searched model (`nn_recipe`) against % of words masked and "
+            "information loss, for NN DeID with and without the stopword rule, both IDF sweeps and the baselines; "
+            "the paper's Table 2 points hollow. Full size.",
+            False,
+        ),
+        (
             "fig_pool_size",
             "Table 2's levels against the pool's size",
             "% of words masked at each level by the paper's protocol in nested candidate pools (each holding every "

@@ -9,12 +9,16 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..core import stopwords_english
+from ..data import Person
 from ..metrics import clopper_pearson
-from .runs import paper_table2
+from .deidentify import Deidentified
+from .runs import nn_deid_results, paper_table2, run_size
+from ..reidentifier import Reidentifier
 
 # %% auto #0
 __all__ = ['PRIVACY_LEVELS', 'PROTOCOL_COLUMNS', 'weakest_setting', 'levels_table', 'with_counts', 'count_text', 'k_ladder',
-           'sweep_until_levels', 'protocol_columns', 'beside_paper']
+           'sweep_until_levels', 'protocol_search', 'protocol_columns', 'beside_paper']
 
 # %% ../../nbs/18a_levels.ipynb #c25589b9
 PRIVACY_LEVELS = (25.0, 5.0, 1.0)  # Table 2's re-identification levels, in %
@@ -92,6 +96,21 @@ def sweep_until_levels(
         if rows[-1][column] < min(levels) or exhausted(setting):
             break
     return pd.DataFrame(rows)
+
+# %% ../../nbs/18a_levels.ipynb #91dbdd5a
+def protocol_search(
+    people: Sequence[Person],  # the test documents (truncated to the encoder's window)
+    adversary: Reidentifier,  # the model NN DeID hides from (the run size's `protocol_adversary`)
+    dataset_name: str,
+    size,  # a run size name or RunSize
+    stopword_rule: bool,  # True: the paper's rule, stopwords never masked; False: every word maskable
+) -> list[Deidentified]:
+    "NN DeID against `adversary` to the last K of `k_ladder` for its pool (or `protocol_max_k`), as the protocol does."
+    settings = run_size(size)
+    pool = len(adversary.candidate_ids)
+    ks = k_ladder(min(pool, settings.protocol_max_k or pool))
+    never_mask = stopwords_english() if stopword_rule else []
+    return nn_deid_results(people, adversary, dataset_name, settings, max_k=ks[-1], never_mask=never_mask)
 
 # %% ../../nbs/18a_levels.ipynb #d1e2f3a4
 PROTOCOL_COLUMNS = [
