@@ -17,8 +17,8 @@ from .runs import nn_deid_results, paper_table2, run_size
 from ..reidentifier import Reidentifier
 
 # %% auto #0
-__all__ = ['PRIVACY_LEVELS', 'PROTOCOL_COLUMNS', 'weakest_setting', 'levels_table', 'with_counts', 'count_text', 'k_ladder',
-           'sweep_until_levels', 'protocol_search', 'protocol_columns', 'beside_paper']
+__all__ = ['PRIVACY_LEVELS', 'PROTOCOL_SEARCHES', 'PROTOCOL_COLUMNS', 'weakest_setting', 'levels_table', 'with_counts',
+           'count_text', 'k_ladder', 'sweep_until_levels', 'protocol_search', 'protocol_columns', 'beside_paper']
 
 # %% ../../nbs/18a_levels.ipynb #c25589b9
 PRIVACY_LEVELS = (25.0, 5.0, 1.0)  # Table 2's re-identification levels, in %
@@ -98,6 +98,9 @@ def sweep_until_levels(
     return pd.DataFrame(rows)
 
 # %% ../../nbs/18a_levels.ipynb #91dbdd5a
+PROTOCOL_SEARCHES = {"stopwords never masked": True, "every word maskable": False}  # label -> `stopword_rule`
+
+
 def protocol_search(
     people: Sequence[Person],  # the test documents (truncated to the encoder's window)
     adversary: Reidentifier,  # the model NN DeID hides from (the run size's `protocol_adversary`)
