@@ -37,7 +37,8 @@ logger = get_logger("deid_nb.experiments")
 # %% auto #0
 __all__ = ['logger', 'SIZE_NAMES', 'SYSTEMS', 'FULL_SUFFIX', 'apply_overrides', 'run_size', 'size_name', 'outputs_dir',
            'results_dir', 'sized_stem', 'markdown_table', 'save_table', 'save_figure', 'cached_json', 'cached_frame',
-           'parallel_map', 'source_hash', 'imported_modules', 'module_closure', 'code_version', 'results_key']
+           'parallel_map', 'code_text', 'source_hash', 'imported_modules', 'module_closure', 'code_version',
+           'results_key']
 
 # %% ../nbs/07_experiments.ipynb #dd172bb4
 SIZE_NAMES = ("quick", "default", "full")
@@ -225,12 +226,31 @@ def parallel_map(
         _PARALLEL_ITEMS = []
 
 # %% ../nbs/07_experiments.ipynb #101a4d7a
+def code_text(path: str | Path) -> bytes:
+    "What of a Python file changes what it computes: its syntax tree without docstrings (comments never reach it)."
+    source = Path(path).read_bytes()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # not Python (or not yet): every byte counts
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and _has_docstring(body):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
+def _has_docstring(body: list) -> bool:
+    first = body[0] if body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
 def source_hash(root: str | Path) -> str:
-    "A short SHA-256 of the Python sources under `root` (generated `_modidx.py` excluded)."
+    "A short SHA-256 of the Python sources under `root` (`code_text`; generated `_modidx.py` excluded)."
     digest = hashlib.sha256()
     for path in sorted(p for p in Path(root).rglob("*.py") if p.name != "_modidx.py"):
         digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
+        digest.update(code_text(path))
     return digest.hexdigest()[:12]
 
 # %% ../nbs/07_experiments.ipynb #ab2214e0
@@ -315,7 +335,7 @@ def code_version(
     digest = hashlib.sha256()
     for path in module_closure(modules, root):
         digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
+        digest.update(code_text(path))
     return digest.hexdigest()[:12]
 
 # %% ../nbs/07_experiments.ipynb #a4f3b9e2

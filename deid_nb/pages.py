@@ -17,7 +17,7 @@ from nbclient import NotebookClient
 
 from .core import atomic_write, get_logger
 from .experiments import sized_stem
-from .results_catalogue import DATASET_TITLES
+from .results_pages import DATASET_TITLES
 
 logger = get_logger("deid_nb.pages")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from .core import atomic_write
-from .results_catalogue import DATASET_TITLES
+from .results_pages import DATASET_TITLES
 
 # %% auto #0
 __all__ = ['headline_markdown', 'markers', 'replace_region', 'readme_from_index', 'update_readme']

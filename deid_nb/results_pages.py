@@ -11,11 +11,60 @@ import pandas as pd
 
 from .core import atomic_write
 from .experiments import markdown_table, sized_stem
-from .results_catalogue import DATASET_ORDER, DATASET_TITLES, RESULT_SECTIONS, SYSTEM_PAGES
+from .results_catalogue import RESULT_SECTIONS
 
 # %% auto #0
-__all__ = ['GENERATED_NOTE', 'TIMING_COLUMNS', 'RUN_SIZE_LINE', 'entry_markdown', 'timings', 'system_page', 'figures_index',
-           'result_pages', 'write_result_pages', 'record_timing']
+__all__ = ['DATASET_ORDER', 'DATASET_TITLES', 'SYSTEM_PAGES', 'GENERATED_NOTE', 'TIMING_COLUMNS', 'RUN_SIZE_LINE',
+           'entry_markdown', 'timings', 'system_page', 'figures_index', 'result_pages', 'write_result_pages',
+           'record_timing']
+
+# %% ../nbs/90a_results_pages.ipynb #2743b903
+DATASET_ORDER = ("wikibio_2000", "wikibio_mini", "wiki_annotated", "all")
+DATASET_TITLES = {
+    "wikibio_2000": "WikiBio-2000",
+    "wikibio_mini": "WikiBio-mini",
+    "wiki_annotated": "the 100 TAB-annotated bios",
+    "all": "all datasets",
+}
+
+# %% ../nbs/90a_results_pages.ipynb #5a1e0c01
+SYSTEM_PAGES = {  # system folder → (title, the notebooks behind it, how our scale differs from the paper's)
+    "data": (
+        "The data",
+        "`nbs/02`, `nbs/02b` (loaders), `nbs/63` (this overview)",
+        "the datasets every system runs on; none is committed to the repository.",
+    ),
+    "nn_deid": (
+        "NN DeID (Morris, Chiu, Zabih & Rush, 2022)",
+        "chapters `nbs/10`–`19`, experiments `nbs/20`–`29`",
+        "the paper ranks all 728,321 WikiBio people with RoBERTa/TAPAS encoders trained on GPUs; we rank the people "
+        "of the datasets below with all-MiniLM-L6-v2 bi-encoders trained for minutes on a 2-core CPU.",
+    ),
+    "sanitize": (
+        "Sanitization with privacy-risk indicators (Papadopoulou, Lison, Anderson, Øvrelid & Pilán, 2023)",
+        "chapters `nbs/30`–`34d`, experiments `nbs/35`–`39`",
+        "the paper trains on 453 annotated Wikipedia biographies and the ECHR court cases; we have its 100 annotated "
+        "test biographies (indicators cross-validated on them), MiniLM and SmolLM2-135M; no court cases.",
+    ),
+    "infill": (
+        "Retrieval + infilling re-identification attack (Charpentier & Lison)",
+        "chapters `nbs/40`–`44`, experiments `nbs/45`–`49`",
+        "the paper retrieves from millions of Wikipedia articles with a fine-tuned ColBERT and infills with "
+        "fine-tuned GLM and Phi-1.5; we retrieve from a few thousand biographies with MiniLM zero-shot and infill "
+        "with a copy infiller and SmolLM2-135M.",
+    ),
+    "adversarial": (
+        "Adversarial privacy-preserving representations (Friedrich, Köhn, Wiedemann & Biemann, 2019)",
+        "chapters `nbs/50`–`54`, experiments `nbs/55`–`57`",
+        "the paper trains on i2b2 2014 (licensed, not available here) with FastText and GloVe; we train on "
+        "silver-tagged WikiBio-2000 with substitute embeddings, so only the pattern compares.",
+    ),
+    "report": (
+        "The privacy report card",
+        "chapters `nbs/60`–`60a`, experiment `nbs/62`, command line `nbs/94`–`94b`",
+        "every redaction of the package against every attack, on the first test documents of NN DeID's Table 2.",
+    ),
+}
 
 # %% ../nbs/90a_results_pages.ipynb #345ce13a
 def _files(folder: Path, stem: str) -> list[tuple[str, Path | None, Path | None]]:

@@ -611,6 +611,11 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "the paper's does, so it scores within a point of masking everything.": [
         "test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_as_the_papers"
     ],
+    "Trained on 1% to 100% of the paper's own training spans (its Fig. 5), the LM-probability classifiers and span "
+    "classification come within two points of their full-data F1 from 1% of the spans, as the paper found, and with all "
+    "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
+        "test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all"
+    ],
 }
 
 
@@ -655,6 +660,8 @@ def test_readme_times_are_the_recorded_ones():
     tests = t[t.command == "make test"].iloc[0]
     assert f"`make reproduce` took {fresh.minutes:.1f} minutes from a fresh clone" in readme()
     assert f"`make test` took {tests.minutes:.1f} minutes from a fresh clone, install included" in readme()
+    added = t[t.command == "deid-nb reproduce --only 39_fig5_training_size"].iloc[0]  # measured after the fresh clone
+    assert f"busy with another run, it took {added.minutes:.1f} minutes" in readme()
     blocks = t[t.systems.notna()]
     assert abs(blocks.minutes.sum() - t[t.what.str.startswith("the experiment notebooks alone")].minutes.iloc[0]) < 0.5
 
@@ -758,6 +765,22 @@ def test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_
     ours, everything = t.loc["perturbation"], t.loc["mask all"]
     assert ours["R_all"] >= 0.99 and ours["paper R_all"] >= 0.99  # nearly every span masked, ours and the paper's
     assert abs(ours["F1"] - everything["F1"]) < 0.01 and abs(ours["paper F1"] - everything["paper F1"]) < 0.01
+
+
+def test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all():
+    "README: Fig. 5 — within two points from 1% of the spans, at or above the paper, within three of masking every span."
+    t = csv("fig5_training_size_wiki_annotated")
+    assert set(t.classifier) == {
+        "LM probabilities (logistic regression)",
+        "LM probabilities (stacked ensemble)",
+        "span classification",
+    }
+    for _, part in t.groupby("classifier"):
+        part = part.set_index("fraction")
+        assert part.index.min() == 0.01 and part.index.max() == 1.0 and (part.seeds >= 5).all()
+        assert part.loc[1.0, "F1"] - part.loc[0.01, "F1"] < 0.02  # within two points of the full-data F1 from 1%
+        assert part.loc[1.0, "F1"] >= part.loc[1.0, "paper F1 (all training data)"]  # match or pass the paper's
+        assert (part["F1 above masking every span"] < 0.03).all()  # none more than three points above masking all
 
 
 def test_readme_mpnet_scores_within_a_point_of_minilm_and_misses_the_same_goal():

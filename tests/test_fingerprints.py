@@ -1,6 +1,7 @@
 """A notebook reruns only when the code it imports, its data or its parameters changed: the runner's task fingerprint
 (`deid_nb.run_plan.task_fingerprint`) hashes the package modules the notebook imports, with what they import in turn."""
 
+import ast
 import shutil
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def package(tmp_path, monkeypatch):
 
 
 def _edit(path: Path):
-    path.write_text(path.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    "An edit of the code (a comment or a docstring would not count: see `test_a_comment_or_docstring_keeps_the_key`)."
+    path.write_text(path.read_text(encoding="utf-8") + "\n_an_edit = 1\n", encoding="utf-8")
 
 
 def test_an_unrelated_edit_keeps_a_notebook_done_and_an_imported_one_does_not(package):
@@ -45,6 +47,21 @@ def test_an_edit_to_a_module_a_table_imports_changes_its_key(package):
     _edit(package / "sanitize" / "risk_indicators.py")
     assert task_fingerprint(notebook, {"dataset": "wikibio_2000", "size": "default"}, package) == before
     _edit(package / "nn_deid" / "search.py")
+    assert task_fingerprint(notebook, {"dataset": "wikibio_2000", "size": "default"}, package) != before
+
+
+def test_a_comment_or_docstring_keeps_the_key(package):
+    "Rewording a docstring or a comment, or a cell's new id in an exported `# %%` line, reruns nothing; code does."
+    notebook = ROOT / "nbs" / "21_table2_pareto.ipynb"
+    search = package / "nn_deid" / "search.py"
+    before = task_fingerprint(notebook, {"dataset": "wikibio_2000", "size": "default"}, package)
+    source = search.read_text(encoding="utf-8")
+    docstring = ast.get_docstring(ast.parse(source), clean=False)
+    reworded = source.replace(docstring, docstring + " Reworded.", 1).replace("# %% ", "# %% ../moved/ ", 1)
+    search.write_text(reworded + "\n# a comment\n", encoding="utf-8")
+    assert reworded != source
+    assert task_fingerprint(notebook, {"dataset": "wikibio_2000", "size": "default"}, package) == before
+    _edit(search)
     assert task_fingerprint(notebook, {"dataset": "wikibio_2000", "size": "default"}, package) != before
 
 
