@@ -611,6 +611,10 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "the paper's does, so it scores within a point of masking everything.": [
         "test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_as_the_papers"
     ],
+    "Nor does the paper's quasi-identifier finding appear there: NN DeID masks a determiner in no document and a gender "
+    "marker or pronoun in under 3% of them, and over four-fifths of the words it masks are the profile's own.": [
+        "test_readme_by_the_protocol_no_determiners_few_gender_markers_mostly_profile_words"
+    ],
     "Trained on 1% to 100% of the paper's own training spans (its Fig. 5), the LM-probability classifiers and span "
     "classification come within two points of their full-data F1 from 1% of the spans, as the paper found, and with all "
     "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
@@ -765,6 +769,17 @@ def test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_
     ours, everything = t.loc["perturbation"], t.loc["mask all"]
     assert ours["R_all"] >= 0.99 and ours["paper R_all"] >= 0.99  # nearly every span masked, ours and the paper's
     assert abs(ours["F1"] - everything["F1"]) < 0.01 and abs(ours["paper F1"] - everything["paper F1"]) < 0.01
+
+
+def test_readme_by_the_protocol_no_determiners_few_gender_markers_mostly_profile_words():
+    "README: by the paper's protocol (both searches against nn_recipe), the paper's quasi-identifiers are not masked."
+    t = csv("table4_quasi_identifiers_full_wikibio_2000")
+    protocol = t[t.adversary.str.startswith("nn_recipe (")].set_index(["adversary", "category"])
+    assert len(protocol.index.get_level_values("adversary").unique()) == 2  # with and without the stopword rule
+    share = protocol.percent_of_documents
+    assert (share.xs("determiners", level="category") == 0).all()  # a determiner in no document
+    assert (share.xs("gender markers / pronouns", level="category") < 3).all()
+    assert (protocol.percent_of_masked.xs("in profile", level="category") > 80).all()  # over four-fifths
 
 
 def test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all():
