@@ -114,7 +114,9 @@ shards, artifacts = sys.argv[1:3]
 people = PeopleDataset.from_people("wikibio_sample", list(read_wikibio_shards(shards)))
 tiny = {"tiny": NeuralSpec("a tiny bi-encoder", tiny_config(), TrainingConfig(epochs=1, batch_size=8, num_threads=1, precision="float32"))}
 model = load_reidentifier("tiny", people, artifacts, registry=tiny, progress=False, distributed=True)
-print("RANK", torch.distributed.get_rank(), "WORLD", torch.distributed.get_world_size(), "TRAINED_IN", model.trained_in, flush=True)
+rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+with open(f"{artifacts}/rank{rank}.txt", "w") as f:  # a file per process: their shared stdout may interleave a line
+    f.write(f"RANK {rank} WORLD {world} TRAINED_IN {model.trained_in}")
 torch.distributed.destroy_process_group()
 '''
 
@@ -141,8 +143,8 @@ def test_the_torchrun_recipe_trains_a_registered_model(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    # Found anywhere in the output: the two processes share one pipe, and another line may run into a RANK line.
-    ranks = sorted(re.findall(r"RANK (\d+) WORLD (\d+) TRAINED_IN (\S+)", done.stdout))
-    assert [rank[:2] for rank in ranks] == [("0", "2"), ("1", "2")], done.stdout[-3000:]
+    reports = [(tmp_path / "artifacts" / f"rank{r}.txt").read_text(encoding="utf-8") for r in (0, 1)]
+    ranks = [re.fullmatch(r"RANK (\d+) WORLD (\d+) TRAINED_IN (\S+)", report).groups() for report in reports]
+    assert [rank[:2] for rank in ranks] == [("0", "2"), ("1", "2")], reports
     assert len({rank[2] for rank in ranks}) == 1  # one run directory, written by process 0
     assert (Path(ranks[0][2]) / "training.json").exists()
