@@ -665,7 +665,7 @@ def test_readme_times_are_the_recorded_ones():
     assert f"`make reproduce` took {fresh.minutes:.1f} minutes from a fresh clone" in readme()
     assert f"`make test` took {tests.minutes:.1f} minutes from a fresh clone, install included" in readme()
     added = t[t.command == "deid-nb reproduce --only 39_fig5_training_size"].iloc[0]  # measured after the fresh clone
-    assert f"busy with another run, it took {added.minutes:.1f} minutes" in readme()
+    assert f"nothing cached, on the same machine, it took {added.minutes:.1f} minutes" in readme()
     blocks = t[t.systems.notna()]
     assert abs(blocks.minutes.sum() - t[t.what.str.startswith("the experiment notebooks alone")].minutes.iloc[0]) < 0.5
 
