@@ -620,6 +620,12 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
         "test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all"
     ],
+    "Across random candidate pools of 250 to 2,000 people (full size, WikiBio-2000), the words NN DeID masks to reach "
+    "< 25% and < 5% fall as the pool grows, while < 1% takes every word at every pool; a line in log(pool size) puts "
+    "< 25% for the paper's 728,321 people below the paper's figure, its whole 95% interval included, but for < 5% that "
+    "interval spans 0–100% — four pools within one decade say little about a pool several hundred times larger": [
+        "test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word"
+    ],
 }
 
 
@@ -806,3 +812,19 @@ def test_readme_mpnet_scores_within_a_point_of_minilm_and_misses_the_same_goal()
     masked = csv("table6_row1_recogniser_full_wiki_annotated").set_index("system")
     row = masked.loc["MPNet recogniser (ours), all spans masked"]
     assert not (row.R_ent >= 0.91 and row.F1 >= 0.80)
+
+
+def test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word():
+    "README: in pools of 250-2,000, < 25% and < 5% cost fewer words as the pool grows, < 1% every word; the extrapolation."
+    levels = csv("table2_pool_size_full_wikibio_2000")
+    nn_deid = levels[levels.method == "NN DeID (every word maskable)"].set_index(["level", "pool"]).percent_masked
+    assert sorted(nn_deid.index.get_level_values("pool").unique()) == [250, 500, 1000, 2000]
+    for level in ("<25%", "<5%"):
+        masked = nn_deid.xs(level, level="level").sort_index()
+        assert masked.notna().all() and masked.is_monotonic_decreasing and masked.iloc[-1] < masked.iloc[0]
+    assert ((nn_deid.xs("<1%", level="level") == 100) | nn_deid.xs("<1%", level="level").isna()).all()
+    fit = csv("table2_pool_extrapolated_full_wikibio_2000")
+    fit = fit[fit.method == "NN DeID (every word maskable)"].set_index("level")
+    assert (fit.pools >= 3).all() and (fit.target_pool == 728_321).all()
+    assert fit.loc["<25%", "high"] < fit.loc["<25%", "paper_percent_masked"]  # the whole interval below the paper
+    assert (fit.loc["<5%", "low"], fit.loc["<5%", "high"]) == (0, 100)

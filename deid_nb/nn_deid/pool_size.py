@@ -96,12 +96,13 @@ def extrapolate_levels(
             predicted = intercept + slope * x0
             row |= {
                 "slope_per_decade": slope,
+                "intercept": intercept,
                 "predicted": predicted,
                 "low": predicted - half,
                 "high": predicted + half,
             }
         rows.append(row)
-    columns = ["method", "level", "pools", "target_pool", "slope_per_decade", "predicted", "low", "high"]
+    columns = ["method", "level", "pools", "target_pool", "slope_per_decade", "intercept", "predicted", "low", "high"]
     table = pd.DataFrame(rows, columns=columns)
     table[["predicted", "low", "high"]] = table[["predicted", "low", "high"]].clip(0, 100)
     return table
