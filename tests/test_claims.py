@@ -77,11 +77,10 @@ def test_table2_baselines_leave_documents_reidentifiable_and_idf_masks_most_word
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_table2_nn_deid_reaches_25_percent_with_far_fewer_words_than_either_idf(dataset):
-    "21: 'NN DeID against the paper's adversary … reaches the < 25% level with far fewer masked words than either IDF.'"
-    at = _table2(dataset).query("level == '<25%'").set_index("method")
-    for idf in ("IDF", "IDF (table-aware)"):
-        assert at.loc["NN DeID", "percent_masked"] < at.loc[idf, "percent_masked"] - 3
+def test_table2_nn_deid_reaches_25_percent_with_under_70_percent_of_either_idfs_words(dataset):
+    "21: 'NN DeID against the paper's adversary … reaches the < 25% level with fewer masked words than either IDF — under 70% of the closer one's, on both datasets.'"
+    at = _table2(dataset).query("level == '<25%'").set_index("method").percent_masked
+    assert at["NN DeID"] < 0.7 * min(at["IDF"], at["IDF (table-aware)"])
 
 
 def test_table2_papers_central_result_not_reproduced_against_nn_uniform():
@@ -220,13 +219,15 @@ def test_table3_word_dropout_is_the_largest_single_gain_and_idf_weighting_no_bet
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_table3_label_smoothing_and_coordinate_ascent_raise_and_the_bigger_embedding_lowers(dataset):
-    "22: 'Label smoothing, the bigger embedding and coordinate ascent each move accuracy at 30% masked by several documents' worth, on both datasets: label smoothing and coordinate ascent raise it, the bigger embedding lowers it.'"
+    "22: 'Label smoothing, the bigger embedding and coordinate ascent each move accuracy at 30% masked, on both datasets: label smoothing and coordinate ascent raise it, the bigger embedding lowers it, by one to eleven of the 40 validation documents (… the bigger embedding's is a single document on WikiBio-mini).'"
     t = _ablation(dataset).accuracy_30
     base = t["Baseline fine-tune"]
     assert t["+ label smoothing 0.1"] > base and t["+ coordinate ascent (table encoder)"] > base
     assert t["+ bigger embedding (768→3072)"] < base
     for v in ("+ label smoothing 0.1", "+ coordinate ascent (table encoder)", "+ bigger embedding (768→3072)"):
-        assert abs(t[v] - base) >= 2.5 - 1e-6  # at least one validation document
+        assert 1 <= round(abs(t[v] - base) / 2.5) <= 11  # one to eleven documents of 40 (2.5 points each)
+    if dataset == "wikibio_mini":
+        assert round((base - t["+ bigger embedding (768→3072)"]) / 2.5) == 1
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -315,24 +316,35 @@ def test_table4_hybrid_masks_more_words_mostly_profile_words(dataset):
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_table4_determiners_and_function_words_in_more_documents_pronouns_and_dates_not(dataset):
-    "25: 'determiners and other function words are masked in more documents than against `nn_uniform` on both datasets, but pronouns and dates are not (on WikiBio-mini they are masked in fewer documents), and each of these four categories stays a small share of documents.'"
+def test_table4_function_words_in_more_documents_pronouns_and_dates_differ_by_dataset(dataset):
+    "25: 'determiners and other function words are masked in more documents than against `nn_uniform` on both datasets, pronouns and dates in more on WikiBio-2000 but in fewer on WikiBio-mini, and each of these four categories stays a small share of documents.'"
     t = csv(f"table4_quasi_identifiers_{dataset}").pivot(
         index="category", columns="adversary", values="percent_of_documents"
     )
     for category in ("determiners", "other function words"):
         assert t.loc[category, "nn_uniform_bm25"] > t.loc[category, "nn_uniform"]
-    if dataset == "wikibio_mini":
-        for category in ("gender markers / pronouns", "dates / numbers"):
-            assert t.loc[category, "nn_uniform_bm25"] < t.loc[category, "nn_uniform"]
+    for category in ("gender markers / pronouns", "dates / numbers"):
+        more = t.loc[category, "nn_uniform_bm25"] > t.loc[category, "nn_uniform"]
+        fewer = t.loc[category, "nn_uniform_bm25"] < t.loc[category, "nn_uniform"]
+        assert more if dataset == "wikibio_2000" else fewer, category
     four = ["gender markers / pronouns", "determiners", "dates / numbers", "other function words"]
     assert (t.loc[four] < 10).all().all()
+
+
+# ---------------------------------------------------------------- 27: a search, step by step
+def test_search_example_first_mask_buys_most_of_the_score_later_ones_move_the_rank_hundreds():
+    "27: 'the first of them … buys most of the goal score; each later step buys a fraction of that score, yet moves the person hundreds of places further down.'"
+    t = csv("search_example_trajectory_wikibio_mini").sort_values("step")
+    gains, moves = t.score.diff().dropna(), t["rank"].diff().dropna()
+    assert t["rank"].iloc[0] == 0 and t["rank"].iloc[1] > 0  # from first place
+    assert (gains.iloc[1:] < gains.iloc[0] / 3).all()  # each later step: a fraction of the first's
+    assert (moves.iloc[1:] >= 200).all()  # hundreds of places further down
 
 
 # ---------------------------------------------------------------- 26: Appendix B
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_appendixB_beam_costs_more_calls_and_k1_leaves_many_documents_to_the_ensemble(dataset):
-    "26: 'it costs several times the model calls of greedy search' and 'K = 1 hides the person from the searched model only: the rest of the ensemble still finds many of them.'"
+    "26: 'it costs more than twice the model calls of greedy search' and 'K = 1 hides the person from the searched model only: the rest of the ensemble still finds more than a tenth of them.'"
     t = csv(f"appendixB_beam_vs_greedy_{dataset}").set_index("search")
     assert t.loc["beam (width 4)", "model_calls"] > 2 * t.loc["greedy", "model_calls"]
     assert (t.nn_uniform_top1 == 0).all() and (t.ensemble_reid > 10).all()
@@ -420,7 +432,7 @@ def test_table3_recogniser_org_and_misc_most_frequent_quantity_rarest():
 
 
 def test_table3_recogniser_papers_result_not_reproduced():
-    "35: 'our recogniser's micro F1 without label match is below the paper's and below that of the silver labeller that taught it, its ORG, QUANTITY and MISC recall is near zero, and with every detected span masked its R_ent is far below the paper's 0.91.'"
+    "35: 'at the default size our recogniser's micro F1 without label match is below the paper's and below that of the silver labeller that taught it, its ORG, QUANTITY and MISC recall is near zero, and with every detected span masked its R_ent is far below the paper's 0.91.'"
     s = csv("table3_recogniser_systems_wiki_annotated")
     f1 = s[s.micro == "micro (no label match)"].set_index("recogniser").F1
     ours = f1["MiniLM recogniser (ours)"]
@@ -431,14 +443,30 @@ def test_table3_recogniser_papers_result_not_reproduced():
     assert row.loc["MiniLM recogniser (ours), all spans masked", "R_ent"] < 0.91 - 0.2
 
 
-def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_than_the_papers():
-    "38: 'ours … recalls fewer and is more precise' (every detected span masked, against the paper's recogniser)."
-    t = csv("table6_row1_recogniser_wiki_annotated").set_index("system")
+def test_table3_the_full_size_recogniser_passes_its_teacher_org_and_quantity_recall_pass_half_r_ent_within_a_point():
+    "35: 'At the full size it passes its teacher without label match, though not the paper; its ORG and QUANTITY recall pass 0.5 while MISC's stays below; and with every detected span masked its R_ent comes within a point of the paper's 0.91 without reaching it.'"
+    s = csv("table3_recogniser_systems_full_wiki_annotated")
+    f1 = s[s.micro == "micro (no label match)"].set_index("recogniser").F1
+    ours = f1["MiniLM recogniser (ours)"]
+    assert f1["silver labeller (spaCy + gazetteers)"] < ours < f1["paper (RoBERTa, Wikidata gazetteers)"]
+    recall = csv("table3_recogniser_full_wiki_annotated").set_index("type")["R (ours)"]
+    assert recall["ORG"] > 0.5 and recall["QUANTITY"] > 0.5 and recall["MISC"] < 0.5
+    r_ent = csv("table6_row1_recogniser_full_wiki_annotated").set_index("system").R_ent
+    assert 0.91 - 0.01 <= r_ent["MiniLM recogniser (ours), all spans masked"] < 0.91
+
+
+@pytest.mark.parametrize("size", ["", "_full"])
+def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_by_default_the_reverse_at_full_size(size):
+    "38: 'ours … recalls fewer and is more precise at the default size … but recalls more and is less precise at the full size' (every detected span masked, against the paper's recogniser)."
+    t = csv(f"table6_row1_recogniser{size}_wiki_annotated").set_index("system")
     ours, paper = (
         t.loc["MiniLM recogniser (ours), all spans masked"],
         t.loc["paper: recogniser, all spans masked (RoBERTa)"],
     )
-    assert ours.R_all < paper.R_all and ours.P > paper.P
+    if size:
+        assert ours.R_all > paper.R_all and ours.P < paper.P
+    else:
+        assert ours.R_all < paper.R_all and ours.P > paper.P
 
 
 def test_perturbation_indicator_assesses_23_documents_by_default():
@@ -577,8 +605,9 @@ def test_readme_headline_is_read_from_table2():
 
 
 README_SENTENCES = {  # each comparative sentence of the README → the tests above or below that assert it
-    "at < 25% ensemble re-identification it masks far fewer words than either IDF redaction, as in the paper.": [
-        "test_table2_nn_deid_reaches_25_percent_with_far_fewer_words_than_either_idf",
+    "at < 25% ensemble re-identification it masks fewer words than either IDF redaction, as in the paper — under 70% of "
+    "the closer one's.": [
+        "test_table2_nn_deid_reaches_25_percent_with_under_70_percent_of_either_idfs_words",
         "test_readme_nn_deid_at_25_percent_as_in_the_paper",
     ],
     "**The paper's central result is not reproduced**: hiding from the paper's own kind of adversary (`nn_uniform`), NN DeID "
@@ -621,10 +650,31 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
         "test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all"
     ],
     "Across random candidate pools of 250 to 2,000 people (full size, WikiBio-2000), the words NN DeID masks to reach "
-    "< 25% and < 5% fall as the pool grows, while < 1% takes every word at every pool; a line in log(pool size) puts "
-    "< 25% for the paper's 728,321 people below the paper's figure, its whole 95% interval included, but for < 5% that "
-    "interval spans 0–100% — four pools within one decade say little about a pool several hundred times larger": [
+    "< 25% fall steadily as the pool grows; < 5% takes every word in every pool but the largest, and < 1% every word in "
+    "every pool where it is reached at all. A line in log(pool size) puts < 25% for the paper's 728,321 people below the "
+    "paper's figure, its whole 95% interval included, but for < 5% that interval spans 0–100% — four pools within one "
+    "decade say little about a pool several hundred times larger": [
         "test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word"
+    ],
+    "By the paper's protocol (searched against `nn_recipe`, judged by three other neural models and BM25; the full size, "
+    "so far on WikiBio-2000 only), NN DeID reaches < 25% and < 5% with fewer words masked than either IDF redaction, but "
+    "< 1% only by masking every word, and not at all under the paper's stopword rule.": [
+        "test_readme_by_the_papers_protocol_nn_deid_reaches_25_and_5_with_fewer_words_than_idf_and_1_only_masking_all"
+    ],
+    "does not make the re-identifier as strong as the paper's: after named-entity and lexical masking its top-1 stays "
+    "below the paper's Table 1": [
+        "test_readme_the_papers_recipe_does_not_make_the_reidentifier_as_strong_as_the_papers",
+        "test_registry_nn_recipe_falls_short_of_the_paper_and_is_no_better_than_nn_uniform",
+    ],
+    "Nor does more training: on a GPU lent for one session, runs of up to 48 epochs leave it far below the goal on both "
+    "datasets, and on WikiBio-2000 every GPU run that trains all layers ends lower than after its first epoch": [
+        "test_readme_more_training_on_a_gpu_leaves_it_far_below_the_goal",
+        "test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_after_its_first_epoch",
+    ],
+    "At the full size (trained on every silver intro of both WikiBio sets, with a class-weighted loss) its micro F1 "
+    "without label match passes its teacher's, though not the paper's; with label match it still trails the teacher, "
+    "and with all its spans masked it stays short of the goal of R_ent ≥ 0.91 with F1 ≥ 0.80.": [
+        "test_readme_the_full_size_recogniser_passes_its_teacher_without_label_match_but_not_the_goal"
     ],
 }
 
@@ -638,7 +688,7 @@ def test_readme_says_each_guarded_sentence_and_each_has_its_test():
 
 
 def test_readme_nn_deid_at_25_percent_as_in_the_paper():
-    "README: 'at < 25% … it masks far fewer words than either IDF redaction, as in the paper' — the paper's Table 2 has the same order."
+    "README: 'at < 25% … it masks fewer words than either IDF redaction, as in the paper' — the paper's Table 2 has the same order."
     at = _table2("wikibio_2000").query("level == '<25%'").set_index("method").paper_percent_masked
     assert at["NN DeID"] < at["IDF"] and at["NN DeID"] < at["IDF (table-aware)"]
 
@@ -650,6 +700,24 @@ def test_readme_hybrid_reaches_every_level_with_fewer_words_than_idf():
     for idf in ("IDF", "IDF (table-aware)"):
         other = t[t.method == idf].set_index("level").percent_masked
         assert all(hybrid[level] < other[level] for level in ("<25%", "<5%", "<1%")), idf
+
+
+@pytest.mark.parametrize("dataset", ["wikibio_2000", "wiki_annotated"])
+def test_infill_retrieval_acc10_is_100_at_l2_and_more_than_30_points_above_the_papers(dataset):
+    "45: 'a few dozen candidate chunks at most (ten at L2, where Acc@10 is therefore 100%) and Acc@10 is more than 30 points above the paper's at every level'"
+    t = csv(f"infill_table2_{dataset}").set_index("level")
+    assert t.loc["L2", "chunks_per_span"] == 10 and t.loc["L2", "acc@10"] == 100
+    assert (t.chunks_per_span < 50).all()
+    paper = t.dropna(subset=["paper_acc@10"])
+    assert len(paper) == 3 and (paper["acc@10"] > paper["paper_acc@10"] + 30).all()
+
+
+def test_infill_right_context_rule_cut_exact_match_to_under_a_third_word_recall_by_under_a_quarter():
+    "46: 'the right context alone … cut its exact match at L4 to under a third of the joint rule's and its word recall by under a quarter'"
+    t = csv("infill_lm_scoring_wikibio_2000").set_index("rule")
+    rejected, joint = t.loc["LM: right context only (rejected)"], t.loc["LM: joint likelihood (default)"]
+    assert rejected.exact_match < joint.exact_match / 3
+    assert joint.word_recall * 0.75 < rejected.word_recall < joint.word_recall
 
 
 def test_readme_infillers_below_the_papers_glm_except_at_l4():
@@ -664,7 +732,7 @@ def test_readme_infillers_below_the_papers_glm_except_at_l4():
 
 
 def test_readme_times_are_the_recorded_ones():
-    "README, Two commands: 'make reproduce took 119.2 minutes from a fresh clone …; make test took 8.3 minutes from a fresh clone' — read from figures/timings.csv."
+    "README, Two commands: 'make reproduce took … minutes from a fresh clone …; make test took … minutes from a fresh clone' — read from figures/timings.csv."
     t = pd.read_csv(FIGURES / "timings.csv")
     fresh = t[(t.command == "make reproduce") & t.what.str.startswith("from a fresh clone")].iloc[0]
     tests = t[t.command == "make test"].iloc[0]
@@ -689,6 +757,15 @@ def test_scale_every_certificate_on_a_shortlist_verified_and_none_reidentified()
     t = csv("scale").dropna(subset=["deid_shortlist_certified"])
     assert len(t) and (t.deid_shortlist_verified == t.deid_shortlist_certified).all()
     assert (t.deid_shortlist_reidentified == 0).all() and (t.deid_shortlist_certified == t.deid_shortlist_docs).all()
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_recipe_sweep_page_is_what_its_tables_say(dataset, monkeypatch):
+    "levers_recipe_sweep_<dataset>.md — its prose and table — is generated from the committed sweep and levers CSVs."
+    monkeypatch.syspath_prepend(str(FIGURES.parent / "benchmarks"))
+    recipe_sweep = importlib.import_module("recipe_sweep")
+    page = (FIGURES / "nn_deid" / f"levers_recipe_sweep_{dataset}.md").read_text(encoding="utf-8")
+    assert page == recipe_sweep.summary(csv(f"levers_recipe_sweep_{dataset}"), dataset)
 
 
 # ---------------------------------------------------------------- 14: the paper's recipe (nn_recipe)
@@ -716,18 +793,19 @@ def test_readme_the_papers_recipe_does_not_make_the_reidentifier_as_strong_as_th
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_readme_more_training_on_a_gpu_leaves_it_far_below_the_goal(dataset):
-    "README: 'on a GPU lent for one session, 20 to 60 epochs leave it far below the goal on both datasets'"
-    assert "20 to 60 epochs leave it far below the goal on both datasets" in readme()
+    "README: 'on a GPU lent for one session, runs of up to 48 epochs leave it far below the goal on both datasets'"
+    assert "runs of up to 48 epochs leave it far below the goal on both datasets" in readme()
+    epochs_run = [csv(f"levers_recipe_sweep_{d}").query("device != '2 CPU cores'").after_epoch.max() for d in DATASETS]
+    assert max(epochs_run) == 48 and min(epochs_run) >= 10  # the epochs the runs completed, not those planned
     t = csv(f"levers_recipe_sweep_{dataset}")
     gpu = t[t.device != "2 CPU cores"]
-    assert len(gpu) and gpu.epochs.max() >= 10
     assert gpu.val_named_entity.max() <= 75.0 - 15 and gpu.test_named_entity.max() <= 75.0 - 15
     assert gpu.test_lexical.max() < 25.0
 
 
 def test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_after_its_first_epoch():
-    "README: 'on WikiBio-2000 every run that trains all layers ends lower than after its first epoch — … it overfits'"
-    assert "every run that trains all layers ends lower than after its first epoch" in readme()
+    "README: 'on WikiBio-2000 every GPU run that trains all layers ends lower than after its first epoch — … it overfits'"
+    assert "every GPU run that trains all layers ends lower than after its first epoch" in readme()
     t = csv("levers_recipe_sweep_wikibio_2000")
     long_runs = t[(t.device != "2 CPU cores") & (t.frozen_layers == 0)]
     assert long_runs.epochs.min() >= 20 and long_runs.epochs.max() == 60
@@ -799,7 +877,7 @@ def test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_wi
     for _, part in t.groupby("classifier"):
         part = part.set_index("fraction")
         assert part.index.min() == 0.01 and part.index.max() == 1.0 and (part.seeds >= 5).all()
-        assert part.loc[1.0, "F1"] - part.loc[0.01, "F1"] < 0.02  # within two points of the full-data F1 from 1%
+        assert ((part.F1 - part.loc[1.0, "F1"]).abs() < 0.02).all()  # within two points of the full-data F1 from 1%
         assert part.loc[1.0, "F1"] >= part.loc[1.0, "paper F1 (all training data)"]  # match or pass the paper's
         assert (part["F1 above masking every span"] < 0.03).all()  # none more than three points above masking all
 
@@ -815,14 +893,16 @@ def test_readme_mpnet_scores_within_a_point_of_minilm_and_misses_the_same_goal()
 
 
 def test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word():
-    "README: in pools of 250-2,000, < 25% and < 5% cost fewer words as the pool grows, < 1% every word; the extrapolation."
+    "README: in pools of 250-2,000, < 25% costs fewer words in each larger pool, < 5% and < 1% every word; the extrapolation."
     levels = csv("table2_pool_size_full_wikibio_2000")
     nn_deid = levels[levels.method == "NN DeID (every word maskable)"].set_index(["level", "pool"]).percent_masked
     assert sorted(nn_deid.index.get_level_values("pool").unique()) == [250, 500, 1000, 2000]
-    for level in ("<25%", "<5%"):
-        masked = nn_deid.xs(level, level="level").sort_index()
-        assert masked.notna().all() and masked.is_monotonic_decreasing and masked.iloc[-1] < masked.iloc[0]
-    assert ((nn_deid.xs("<1%", level="level") == 100) | nn_deid.xs("<1%", level="level").isna()).all()
+    steadily = nn_deid.xs("<25%", level="level").sort_index()
+    assert steadily.notna().all() and (steadily.diff().dropna() < 0).all()  # fewer words in each larger pool
+    five = nn_deid.xs("<5%", level="level").sort_index()
+    assert (five.iloc[:-1] == 100).all() and five.iloc[-1] < 100  # every word in every pool but the largest
+    one = nn_deid.xs("<1%", level="level")
+    assert (one.dropna() == 100).all() and one.notna().any()  # every word wherever it is reached
     fit = csv("table2_pool_extrapolated_full_wikibio_2000")
     fit = fit[fit.method == "NN DeID (every word maskable)"].set_index("level")
     assert (fit.pools >= 3).all() and (fit.target_pool == 728_321).all()
