@@ -264,13 +264,13 @@ def longer_training(sweep) -> str:
         trend = f"more epochs add at most {max(gains, default=0):.1f} points to the runs that train every layer"
     return (
         f"- **More passes do not close the gap.** On an {long_runs.device.iloc[0]} GPU lent for one session, runs of up to "
-        f"{long_runs.epochs.max()} epochs (validation top-1 after named-entity masking): " + "; ".join(runs) + ". "
+        f"{long_runs.after_epoch.max()} epochs (validation top-1 after named-entity masking): " + "; ".join(runs) + ". "
         f"The best of them, {best.val_named_entity:.1f}%, is {GOAL['named entity'] - best.val_named_entity:.1f} points "
         f"short of the goal, and {trend}."
     )
 
 
-def why_short(sweep, dataset_name: str) -> list[str]:
+def why_short(sweep, dataset_name: str, n_train: int) -> list[str]:
     "The reasons the goal is out of reach, with the costs read off the sweep and the hybrid's test top-1 off the levers table."
     levers = Path(__file__).resolve().parents[1] / "figures" / "nn_deid" / f"reidentifier_levers_{dataset_name}.csv"
     hybrid = (
@@ -278,7 +278,6 @@ def why_short(sweep, dataset_name: str) -> list[str]:
         if levers.exists()
         else float("nan")
     )
-    n_train = len(load_dataset(dataset_name).split("train"))
     bullets = [
         compute_cost(sweep),
         longer_training(sweep),
@@ -293,12 +292,18 @@ def why_short(sweep, dataset_name: str) -> list[str]:
     return ["", "**Why the goal is out of reach here**", ""] + [b for b in bullets if b]
 
 
-def summary(sweep, dataset_name: str) -> str:
+def split_sizes(dataset_name: str) -> dict[str, int]:
+    "The number of documents in each split of the dataset."
+    dataset = load_dataset(dataset_name)
+    return {split: len(dataset.split(split)) for split in ("train", "validation", "test")}
+
+
+def summary(sweep, dataset_name: str, sizes: dict[str, int] | None = None) -> str:
     "The markdown beside the CSV: how it was measured, the table, and the best validation row read off it."
     best = sweep.loc[sweep.val_named_entity.idxmax()]
     tested = sweep.dropna(subset=["test_named_entity"])
-    dataset = load_dataset(dataset_name)
-    n_validation, n_test = len(dataset.split("validation")), len(dataset.split("test"))
+    sizes = sizes or split_sizes(dataset_name)
+    n_validation, n_test = sizes["validation"], sizes["test"]
     lines = [
         "Written by `benchmarks/recipe_sweep.py --table` from the rows the sweep appended. Each run trains from scratch on "
         f"the training split; after every epoch the {n_validation} validation documents, cut to 128 MiniLM tokens as Table 1 cuts its "
@@ -333,7 +338,7 @@ def summary(sweep, dataset_name: str) -> str:
             f"{recipe.val_named_entity:.1f}% vs {base.val_named_entity:.1f}%, lexical {recipe.val_lexical:.1f}% vs "
             f"{base.val_lexical:.1f}%, for {training_time(recipe)} vs {training_time(base)}.",
         ]
-        lines += why_short(sweep, dataset_name)
+        lines += why_short(sweep, dataset_name, sizes["train"])
     return "\n".join(lines) + "\n"
 
 

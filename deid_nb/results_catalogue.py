@@ -73,9 +73,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table2_pool_extrapolated",
             "Table 2's levels extrapolated to the paper's pool",
-            "Per method and level: the line fitted in log(pool size) (its slope per tenfold pool, its intercept), "
-            "the prediction at 728,321 people with its 95% prediction interval (Student's t), the paper's % masked "
-            "beside it. Full size.",
+            "Per method and level: the line fitted in log(pool size) over the pools where the level is reached short "
+            "of masking every word (its slope per tenfold pool, its intercept at log10(pool) = 0), the prediction at "
+            "728,321 people with its 95% prediction interval (Student's t), the paper's % masked beside it. Full size.",
             False,
         ),
         ("table2_pool_size", "Table 2's levels in each pool", "Each pool's levels, counts with exact intervals.", True),

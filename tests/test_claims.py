@@ -333,10 +333,11 @@ def test_table4_function_words_in_more_documents_pronouns_and_dates_differ_by_da
 
 # ---------------------------------------------------------------- 27: a search, step by step
 def test_search_example_first_mask_buys_most_of_the_score_later_ones_move_the_rank_hundreds():
-    "27: 'the first of them … buys most of the goal score; each later step buys a fraction of that score, yet moves the person hundreds of places further down.'"
+    "27: 'the first of them moves the true person out of first place and buys most of the goal score; each later step buys a fraction of that score, yet moves the person hundreds of places further down.'"
     t = csv("search_example_trajectory_wikibio_mini").sort_values("step")
     gains, moves = t.score.diff().dropna(), t["rank"].diff().dropna()
     assert t["rank"].iloc[0] == 0 and t["rank"].iloc[1] > 0  # from first place
+    assert gains.iloc[0] > gains.sum() / 2  # most of the goal score
     assert (gains.iloc[1:] < gains.iloc[0] / 3).all()  # each later step: a fraction of the first's
     assert (moves.iloc[1:] >= 200).all()  # hundreds of places further down
 
@@ -605,8 +606,8 @@ def test_readme_headline_is_read_from_table2():
 
 
 README_SENTENCES = {  # each comparative sentence of the README → the tests above or below that assert it
-    "at < 25% ensemble re-identification it masks fewer words than either IDF redaction, as in the paper — under 70% of "
-    "the closer one's.": [
+    "at < 25% ensemble re-identification it masks fewer words than either IDF redaction, as in the paper, and here under "
+    "70% of the closer one's.": [
         "test_table2_nn_deid_reaches_25_percent_with_under_70_percent_of_either_idfs_words",
         "test_readme_nn_deid_at_25_percent_as_in_the_paper",
     ],
@@ -649,10 +650,11 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
         "test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all"
     ],
-    "Across random candidate pools of 250 to 2,000 people (full size, WikiBio-2000), the words NN DeID masks to reach "
-    "< 25% fall steadily as the pool grows; < 5% takes every word in every pool but the largest, and < 1% every word in "
-    "every pool where it is reached at all. A line in log(pool size) puts < 25% for the paper's 728,321 people below the "
-    "paper's figure, its whole 95% interval included, but for < 5% that interval spans 0–100% — four pools within one "
+    "In nested candidate pools of 250, 500 and 1,000 people drawn at random and in the whole 2,000 (full size, "
+    "WikiBio-2000), the words NN DeID (every word maskable) masks to reach < 25% fall steadily as the pool grows; < 5% "
+    "takes every word in every pool but the largest, and < 1% every word in every pool where it is reached at all, so no "
+    "line can be fitted to either. A line in log(pool size) puts < 25% for the paper's 728,321 people below the paper's "
+    "figure, its whole 95% interval included — but that line reaches 0% before 30,000 people: four pools within one "
     "decade say little about a pool several hundred times larger": [
         "test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word"
     ],
@@ -704,10 +706,10 @@ def test_readme_hybrid_reaches_every_level_with_fewer_words_than_idf():
 
 @pytest.mark.parametrize("dataset", ["wikibio_2000", "wiki_annotated"])
 def test_infill_retrieval_acc10_is_100_at_l2_and_more_than_30_points_above_the_papers(dataset):
-    "45: 'a few dozen candidate chunks at most (ten at L2, where Acc@10 is therefore 100%) and Acc@10 is more than 30 points above the paper's at every level'"
+    "45: 'a few dozen candidate chunks on average (ten at L2, where Acc@10 is therefore 100%) and Acc@10 is more than 30 points above the paper's at every level'"
     t = csv(f"infill_table2_{dataset}").set_index("level")
     assert t.loc["L2", "chunks_per_span"] == 10 and t.loc["L2", "acc@10"] == 100
-    assert (t.chunks_per_span < 50).all()
+    assert (t.chunks_per_span < 50).all()  # a mean per span
     paper = t.dropna(subset=["paper_acc@10"])
     assert len(paper) == 3 and (paper["acc@10"] > paper["paper_acc@10"] + 30).all()
 
@@ -765,7 +767,8 @@ def test_recipe_sweep_page_is_what_its_tables_say(dataset, monkeypatch):
     monkeypatch.syspath_prepend(str(FIGURES.parent / "benchmarks"))
     recipe_sweep = importlib.import_module("recipe_sweep")
     page = (FIGURES / "nn_deid" / f"levers_recipe_sweep_{dataset}.md").read_text(encoding="utf-8")
-    assert page == recipe_sweep.summary(csv(f"levers_recipe_sweep_{dataset}"), dataset)
+    splits = csv("data_overview_all").set_index("dataset").loc[dataset, ["train", "validation", "test"]]
+    assert page == recipe_sweep.summary(csv(f"levers_recipe_sweep_{dataset}"), dataset, splits.astype(int).to_dict())
 
 
 # ---------------------------------------------------------------- 14: the paper's recipe (nn_recipe)
@@ -791,16 +794,14 @@ def test_readme_the_papers_recipe_does_not_make_the_reidentifier_as_strong_as_th
     assert recipe.test_named_entity < paper["Named entity: paper"] and recipe.test_lexical < paper["Lexical: paper"]
 
 
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_readme_more_training_on_a_gpu_leaves_it_far_below_the_goal(dataset):
+def test_readme_more_training_on_a_gpu_leaves_it_far_below_the_goal():
     "README: 'on a GPU lent for one session, runs of up to 48 epochs leave it far below the goal on both datasets'"
     assert "runs of up to 48 epochs leave it far below the goal on both datasets" in readme()
-    epochs_run = [csv(f"levers_recipe_sweep_{d}").query("device != '2 CPU cores'").after_epoch.max() for d in DATASETS]
-    assert max(epochs_run) == 48 and min(epochs_run) >= 10  # the epochs the runs completed, not those planned
-    t = csv(f"levers_recipe_sweep_{dataset}")
-    gpu = t[t.device != "2 CPU cores"]
-    assert gpu.val_named_entity.max() <= 75.0 - 15 and gpu.test_named_entity.max() <= 75.0 - 15
-    assert gpu.test_lexical.max() < 25.0
+    gpu = {d: csv(f"levers_recipe_sweep_{d}").query("device != '2 CPU cores'") for d in DATASETS}
+    assert max(runs.after_epoch.max() for runs in gpu.values()) == 48  # the epochs completed, not those planned
+    for dataset, runs in gpu.items():  # far below the goal (75% named entity, 25% lexical): 15 points or more
+        assert runs.val_named_entity.max() <= 75.0 - 15 and runs.test_named_entity.max() <= 75.0 - 15, dataset
+        assert runs.test_lexical.max() < 25.0, dataset
 
 
 def test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_after_its_first_epoch():
@@ -810,6 +811,7 @@ def test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_af
     long_runs = t[(t.device != "2 CPU cores") & (t.frozen_layers == 0)]
     assert long_runs.epochs.min() >= 20 and long_runs.epochs.max() == 60
     for variant, rows in long_runs.groupby("variant"):
+        rows = rows.sort_values("after_epoch")
         first, last = rows.iloc[0], rows.iloc[-1]
         assert last.val_named_entity < first.val_named_entity, variant
         assert last.train_loss < first.train_loss, variant  # the training loss falls: it fits the training documents
@@ -893,7 +895,7 @@ def test_readme_mpnet_scores_within_a_point_of_minilm_and_misses_the_same_goal()
 
 
 def test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word():
-    "README: in pools of 250-2,000, < 25% costs fewer words in each larger pool, < 5% and < 1% every word; the extrapolation."
+    "README: 'the words NN DeID (every word maskable) masks to reach < 25% fall steadily as the pool grows; < 5% takes every word in every pool but the largest, and < 1% every word in every pool where it is reached at all, so no line can be fitted to either. A line in log(pool size) puts < 25% for the paper's 728,321 people below the paper's figure, its whole 95% interval included — but that line reaches 0% before 30,000 people'"
     levels = csv("table2_pool_size_full_wikibio_2000")
     nn_deid = levels[levels.method == "NN DeID (every word maskable)"].set_index(["level", "pool"]).percent_masked
     assert sorted(nn_deid.index.get_level_values("pool").unique()) == [250, 500, 1000, 2000]
@@ -905,6 +907,8 @@ def test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_ever
     assert (one.dropna() == 100).all() and one.notna().any()  # every word wherever it is reached
     fit = csv("table2_pool_extrapolated_full_wikibio_2000")
     fit = fit[fit.method == "NN DeID (every word maskable)"].set_index("level")
-    assert (fit.pools >= 3).all() and (fit.target_pool == 728_321).all()
-    assert fit.loc["<25%", "high"] < fit.loc["<25%", "paper_percent_masked"]  # the whole interval below the paper
-    assert (fit.loc["<5%", "low"], fit.loc["<5%", "high"]) == (0, 100)
+    assert (fit.target_pool == 728_321).all()
+    assert (fit.loc[["<5%", "<1%"], "pools_fitted"] < 3).all() and fit.loc[["<5%", "<1%"], "predicted"].isna().all()
+    line = fit.loc["<25%"]
+    assert line.pools_fitted == 4 and line.high < line.paper_percent_masked  # the whole interval below the paper
+    assert 10 ** (-line.intercept / line.slope_per_decade) < 30_000  # where the line reaches 0%

@@ -81,12 +81,16 @@ def extrapolate_levels(
     target: int = PAPER_POOL,  # the pool size to predict at
     value: str = "percent_masked",
     confidence: float = 0.95,
+    ceiling: float | None = 100.0,  # a value here (every word masked) is not a measurement: left out of the fit
 ) -> pd.DataFrame:
     "Per method and level: `value` against log10(pool) by least squares, predicted at `target` with its interval."
     rows = []
-    for (method, level), group in table.dropna(subset=[value]).groupby(["method", "level"], sort=False):
+    for (method, level), group in table.groupby(["method", "level"], sort=False):
+        group = group.dropna(subset=[value])
+        if ceiling is not None:
+            group = group[group[value] < ceiling]  # a row for every method and level, with 0 pools if need be
         x, y = np.log10(group.pool.to_numpy(float)), group[value].to_numpy(float)
-        row = {"method": method, "level": level, "pools": len(x), "target_pool": target}
+        row = {"method": method, "level": level, "pools_fitted": len(x), "target_pool": target}
         if len(x) >= 3 and np.ptp(x) > 0:
             slope, intercept = np.polyfit(x, y, 1)
             x0, spread = np.log10(target), np.sum((x - x.mean()) ** 2)
@@ -102,7 +106,17 @@ def extrapolate_levels(
                 "high": predicted + half,
             }
         rows.append(row)
-    columns = ["method", "level", "pools", "target_pool", "slope_per_decade", "intercept", "predicted", "low", "high"]
+    columns = [
+        "method",
+        "level",
+        "pools_fitted",
+        "target_pool",
+        "slope_per_decade",
+        "intercept",
+        "predicted",
+        "low",
+        "high",
+    ]
     table = pd.DataFrame(rows, columns=columns)
     table[["predicted", "low", "high"]] = table[["predicted", "low", "high"]].clip(0, 100)
     return table
