@@ -276,7 +276,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "infill_table4",
             "Table 4 — infilling, overall",
-            "Exact match and token recall at every level and k, both infillers, the paper's GLM and Phi-1.5 beside.",
+            "Exact match and token recall at every level and k, both infillers (the LM on the first 3 documents at the "
+            "default size, on all 100 at the full size), the paper's GLM and Phi-1.5 beside.",
             False,
         ),
         ("infill_table5", "Table 5 — the annotated bios", "Infilling the manually masked TAB bios.", True),
