@@ -650,12 +650,10 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
         "test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all"
     ],
-    "In nested candidate pools of 250, 500 and 1,000 people drawn at random and in the whole 2,000 (full size, "
-    "WikiBio-2000), the words NN DeID (every word maskable) masks to reach < 25% fall steadily as the pool grows; < 5% "
-    "takes every word in every pool but the largest, and < 1% every word in every pool where it is reached at all, so no "
-    "line can be fitted to either. A line in log(pool size) puts < 25% for the paper's 728,321 people below the paper's "
-    "figure, its whole 95% interval included — but that line reaches 0% before 30,000 people: four pools within one "
-    "decade say little about a pool several hundred times larger": [
+    "In nested pools of 250 to 2,000 candidates (full size, WikiBio-2000), < 25% costs NN DeID fewer words as the pool "
+    "grows, while < 5% takes every word in all but the largest pool and < 1% in every pool that reaches it — too few "
+    "points for a line. The < 25% line falls below the paper's figure at 728,321 people, its whole 95% interval "
+    "included, but reaches 0% before 30,000 people, so it says little": [
         "test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word"
     ],
     "By the paper's protocol (searched against `nn_recipe`, judged by three other neural models and BM25; the full size, "
@@ -900,7 +898,7 @@ def test_readme_mpnet_scores_within_a_point_of_minilm_and_misses_the_same_goal()
 
 
 def test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word():
-    "README: 'the words NN DeID (every word maskable) masks to reach < 25% fall steadily as the pool grows; < 5% takes every word in every pool but the largest, and < 1% every word in every pool where it is reached at all, so no line can be fitted to either. A line in log(pool size) puts < 25% for the paper's 728,321 people below the paper's figure, its whole 95% interval included — but that line reaches 0% before 30,000 people'"
+    "README: 'In nested pools of 250 to 2,000 candidates (full size, WikiBio-2000), < 25% costs NN DeID fewer words as the pool grows, while < 5% takes every word in all but the largest pool and < 1% in every pool that reaches it — too few points for a line. The < 25% line falls below the paper's figure at 728,321 people, its whole 95% interval included, but reaches 0% before 30,000 people'"
     levels = csv("table2_pool_size_full_wikibio_2000")
     nn_deid = levels[levels.method == "NN DeID (every word maskable)"].set_index(["level", "pool"]).percent_masked
     assert sorted(nn_deid.index.get_level_values("pool").unique()) == [250, 500, 1000, 2000]
