@@ -641,20 +641,21 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "the paper's does, so it scores within a point of masking everything.": [
         "test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_as_the_papers"
     ],
-    "Nor does the paper's quasi-identifier finding appear there: NN DeID masks a determiner in no document and a gender "
-    "marker or pronoun in under 3% of them, and over four-fifths of the words it masks are the profile's own.": [
-        "test_readme_by_the_protocol_no_determiners_few_gender_markers_mostly_profile_words"
-    ],
+    "Nor does the paper's quasi-identifier finding appear on either dataset: NN DeID masks a determiner in under 1% of "
+    "the documents and a gender marker or pronoun in under 3%, and over four-fifths of the words it masks are the "
+    "profile's own.": ["test_readme_by_the_protocol_few_determiners_few_gender_markers_mostly_profile_words"],
     "Trained on 1% to 100% of the paper's own training spans (its Fig. 5), the LM-probability classifiers and span "
     "classification come within two points of their full-data F1 from 1% of the spans, as the paper found, and with all "
     "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
         "test_readme_fig5_within_two_points_from_one_percent_at_or_above_the_paper_within_three_of_masking_all"
     ],
-    "In nested pools of 250 to 2,000 candidates (WikiBio-2000), < 25% costs NN DeID fewer words as the pool "
-    "grows, while < 5% takes every word in all but the largest pool and < 1% in every pool that reaches it — too few "
-    "points for a line. The < 25% line falls below the paper's figure at 728,321 people, its whole 95% interval "
-    "included, but reaches 0% before 30,000 people, so it says little": [
-        "test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word"
+    "In nested candidate pools (250 to 2,000 people on WikiBio-2000, 500 to 4,714 on WikiBio-mini), no level costs NN "
+    "DeID more words in a larger pool, so pool size cannot explain why the paper's NN DeID masks more than ours on "
+    "WikiBio-mini. Every line fitted in log(pool size) passes below the paper's figure at 728,321 people, its 95% "
+    "interval included": [
+        "test_readme_pool_size_no_level_costs_more_in_a_larger_pool",
+        "test_readme_by_the_papers_protocol_on_wikibio_mini_nn_deid_reaches_every_level_with_fewer_words_than_idf_and_the_paper",
+        "test_readme_pool_size_every_line_passes_below_the_paper_interval_included",
     ],
     "By the paper's protocol (searched against `nn_recipe`, judged by three other neural models and BM25; the full "
     "size), NN DeID on WikiBio-2000 reaches < 25% and < 5% with fewer words masked than either IDF redaction, but < 1% "
@@ -880,13 +881,14 @@ def test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_
     assert abs(ours["F1"] - everything["F1"]) < 0.01 and abs(ours["paper F1"] - everything["paper F1"]) < 0.01
 
 
-def test_readme_by_the_protocol_no_determiners_few_gender_markers_mostly_profile_words():
-    "README: by the paper's protocol (both searches against nn_recipe), the paper's quasi-identifiers are not masked."
-    t = csv("table4_quasi_identifiers_full_wikibio_2000")
+@pytest.mark.parametrize("dataset", ["wikibio_2000", "wikibio_mini"])
+def test_readme_by_the_protocol_few_determiners_few_gender_markers_mostly_profile_words(dataset):
+    "README: by the paper's protocol (both searches against nn_recipe), the paper's quasi-identifiers are rarely masked, on either dataset."
+    t = csv(f"table4_quasi_identifiers_full_{dataset}")
     protocol = t[t.adversary.str.startswith("nn_recipe (")].set_index(["adversary", "category"])
     assert len(protocol.index.get_level_values("adversary").unique()) == 2  # with and without the stopword rule
     share = protocol.percent_of_documents
-    assert (share.xs("determiners", level="category") == 0).all()  # a determiner in no document
+    assert (share.xs("determiners", level="category") < 1).all()  # a determiner in under 1% of the documents
     assert (share.xs("gender markers / pronouns", level="category") < 3).all()
     assert (protocol.percent_of_masked.xs("in profile", level="category") > 80).all()  # over four-fifths
 
@@ -917,24 +919,33 @@ def test_readme_mpnet_scores_within_a_point_of_minilm_and_misses_the_same_goal()
     assert not (row.R_ent >= 0.91 and row.F1 >= 0.80)
 
 
-def test_readme_pool_size_lower_levels_fall_with_the_pool_one_percent_needs_every_word():
-    "README: 'In nested pools of 250 to 2,000 candidates (WikiBio-2000), < 25% costs NN DeID fewer words as the pool grows, while < 5% takes every word in all but the largest pool and < 1% in every pool that reaches it — too few points for a line. The < 25% line falls below the paper's figure at 728,321 people, its whole 95% interval included, but reaches 0% before 30,000 people'"
-    levels = csv("table2_pool_size_full_wikibio_2000")
+NOT_REACHED = float("inf")  # a level a pool does not reach costs more than every word
+
+
+@pytest.mark.parametrize(
+    "dataset, pools", [("wikibio_2000", [250, 500, 1000, 2000]), ("wikibio_mini", [500, 1000, 2000, 4000, 4714])]
+)
+def test_readme_pool_size_no_level_costs_more_in_a_larger_pool(dataset, pools):
+    "README: 'In nested candidate pools (250 to 2,000 people on WikiBio-2000, 500 to 4,714 on WikiBio-mini), no level costs NN DeID more words in a larger pool'"
+    levels = csv(f"table2_pool_size_full_{dataset}")
     nn_deid = levels[levels.method == "NN DeID (every word maskable)"].set_index(["level", "pool"]).percent_masked
-    assert sorted(nn_deid.index.get_level_values("pool").unique()) == [250, 500, 1000, 2000]
-    steadily = nn_deid.xs("<25%", level="level").sort_index()
-    assert steadily.notna().all() and (steadily.diff().dropna() < 0).all()  # fewer words in each larger pool
-    five = nn_deid.xs("<5%", level="level").sort_index()
-    assert (five.iloc[:-1] == 100).all() and five.iloc[-1] < 100  # every word in every pool but the largest
-    one = nn_deid.xs("<1%", level="level")
-    assert (one.dropna() == 100).all() and one.notna().any()  # every word wherever it is reached
-    fit = csv("table2_pool_extrapolated_full_wikibio_2000")
+    assert sorted(nn_deid.index.get_level_values("pool").unique()) == pools
+    for level in ("<25%", "<5%", "<1%"):
+        cost = nn_deid.xs(level, level="level").sort_index().fillna(NOT_REACHED)
+        assert cost.is_monotonic_decreasing, (level, cost.to_dict())
+
+
+@pytest.mark.parametrize("dataset", ["wikibio_2000", "wikibio_mini"])
+def test_readme_pool_size_every_line_passes_below_the_paper_interval_included(dataset):
+    "README: 'Every line fitted in log(pool size) passes below the paper's figure at 728,321 people, its 95% interval included'"
+    fit = csv(f"table2_pool_extrapolated_full_{dataset}")
     fit = fit[fit.method == "NN DeID (every word maskable)"].set_index("level")
     assert (fit.target_pool == 728_321).all()
-    assert (fit.loc[["<5%", "<1%"], "pools_fitted"] < 3).all() and fit.loc[["<5%", "<1%"], "predicted"].isna().all()
-    line = fit.loc["<25%"]
-    assert line.pools_fitted == 4 and line.high < line.paper_percent_masked  # the whole interval below the paper
-    assert 10 ** (-line.intercept / line.slope_per_decade) < 30_000  # where the line reaches 0%
+    lines = fit.dropna(subset=["predicted"])
+    assert len(lines) >= 1 and (lines.pools_fitted >= 3).all()
+    assert (lines.high < lines.paper_percent_masked).all()
+    without_a_line = fit.drop(lines.index)  # too few pools short of every word
+    assert (without_a_line.pools_fitted < 3).all()
 
 
 def test_readme_the_lm_infiller_on_every_document_below_the_glm_and_the_copy_infiller_above_phi():
