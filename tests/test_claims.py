@@ -552,23 +552,26 @@ def test_fig5_dann_holds_the_adversary_about_where_three_part_training_does():
     )
 
 
-def test_fig5_sweep_holds_the_adversary_near_chance_at_no_point():
-    "57: 'In those two seeds no sweep point holds the retrained adversary near chance: at every λ and N at least one seed ends above 60%, and the two seeds at λ = 10 lie further apart than any two of the five at λ = 1 … N = 500 and 1000 leave it above 70%, as N = 100 does on average.'"
+def test_fig5_sweep_holds_the_adversary_at_chance_on_average_at_no_point():
+    "57: 'five seeds at every point … No sweep point holds the retrained adversary at chance on average (every mean is above 55%), and at every λ and N at least one seed ends above 60%. A larger λ lowers the mean, and so does a smaller N. At λ = 10 three of the five seeds end within two points of chance and another above 75%, so its seeds lie further apart than the five at λ = 1; at N = 10 one seed ends within two points of chance; no other seed of the sweep or of the main comparison does. N = 500 and 1000 leave it above 70% in every seed.'"
     t = (
         csv("adversarial_fig5_adversary_full_wikibio_2000")
         .set_index(["representation", "N", "λ"])
         .loc["three_part: trained representation"]
     )
     sweep = t.drop(index=(100, 1.0))
-    assert (
-        set(sweep.index) == {(10, 1.0), (500, 1.0), (1000, 1.0), (100, 3.0), (100, 10.0)}
-        and (sweep["seeds"] == 2).all()
-    )
-    assert (sweep["max"] > 60).all()
-    assert t.loc[(100, 10.0), "max"] - t.loc[(100, 10.0), "min"] > t.loc[(100, 1.0), "max"] - t.loc[(100, 1.0), "min"]
-    assert t.loc[(100, 1.0), "adversary accuracy %"] > 70 and all(
-        t.loc[(n, 1.0), "adversary accuracy %"] > 70 for n in (500, 1000)
-    )
+    assert set(sweep.index) == {(10, 1.0), (500, 1.0), (1000, 1.0), (100, 3.0), (100, 10.0)} and (t["seeds"] == 5).all()
+    assert (t["adversary accuracy %"] > 55).all() and (t["max"] > 60).all()
+    mean = t["adversary accuracy %"]
+    assert mean[(100, 1.0)] > mean[(100, 3.0)] > mean[(100, 10.0)]  # a larger λ lowers the mean
+    assert mean[(10, 1.0)] < mean[(100, 1.0)]  # and so does a smaller N
+    spread = t["max"] - t["min"]
+    assert t.loc[(100, 10.0), "max"] > 75 and spread[(100, 10.0)] > spread[(100, 1.0)]
+    seeds = csv("adversarial_fig5_seeds_full_wikibio_2000")
+    at_chance = seeds[(seeds["adversary accuracy %"] - 50).abs() < 2].groupby(["representation", "N", "λ"]).size()
+    trained = "three_part: trained representation"
+    assert at_chance.to_dict() == {(trained, 10, 1.0): 1, (trained, 100, 10.0): 3}  # no other seed, of any arm
+    assert (t.loc[[(500, 1.0), (1000, 1.0)], "min"] > 70).all()
 
 
 def test_fig5_default_run_is_one_seed_of_the_full_run():
