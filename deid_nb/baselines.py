@@ -22,7 +22,7 @@ __all__ = ['logger', 'SPACY_MODEL', 'CONLL_FROM_ONTONOTES', 'NAME_LIKE_TYPES', '
            'SCRUBADUB_EXTRA_DETECTORS', 'IDF_BASELINES', 'BASELINES', 'profile_word_types', 'lexical_redact',
            'mask_character_spans', 'load_spacy', 'entity_spans', 'named_entity_redact', 'dataset_idf', 'idf_order',
            'mask_first_types', 'idf_redact', 'table_aware_order', 'idf_table_aware_redact', 'use_offline_tldextract',
-           'presidio_engines', 'presidio_redact', 'scrubadub_redact', 'redact_people']
+           'presidio_engines', 'widen_to_words', 'presidio_redact', 'scrubadub_redact', 'redact_people']
 
 # %% ../nbs/05_baselines.ipynb #c08ec772
 def profile_word_types(profile: Mapping[str, str], include_keys: bool = False) -> set[str]:
@@ -188,6 +188,14 @@ def _mask_words(span_text: str) -> str:
     "Replace each `\\b\\w+\\b` word of a detected span by the mask token."
     return WORD_PATTERN.sub(MASK_TOKEN, span_text)
 
+# %% ../nbs/05_baselines.ipynb #b03df0b2
+def widen_to_words(text: str, start: int, end: int) -> tuple[int, int]:
+    "The character span `(start, end)` of `text`, widened to every whole `\\b\\w+\\b` word it touches."
+    for word_start, word_end in word_spans(text):
+        if word_start < end and start < word_end:
+            start, end = min(start, word_start), max(end, word_end)
+    return start, end
+
 # %% ../nbs/05_baselines.ipynb #08a5fe26
 def presidio_redact(
     documents: str | Sequence[str],
@@ -195,7 +203,7 @@ def presidio_redact(
     score_threshold: float = 0.0,  # drop detections scoring below this (Presidio's default 0)
     model: str = SPACY_MODEL,
 ) -> str | list[str]:
-    "Presidio analyzer + anonymizer, each detected span's words replaced by `<mask>`; a string in, a string out."
+    "Presidio analyzer + anonymizer, each detected span widened to whole words and its words replaced by `<mask>`."
     from presidio_anonymizer.entities import OperatorConfig
 
     analyzer, anonymizer = presidio_engines(model)
@@ -204,6 +212,8 @@ def presidio_redact(
     masked = []
     for document in [documents] if single else documents:
         found = analyzer.analyze(text=document, language="en", entities=entities, score_threshold=score_threshold)
+        for result in found:
+            result.start, result.end = widen_to_words(document, result.start, result.end)
         masked.append(anonymizer.anonymize(text=document, analyzer_results=found, operators=operator).text)
     return masked[0] if single else masked
 
