@@ -36,7 +36,24 @@ from deid_nb.run_plan import (
 logger = get_logger("deid_nb.reproduce")
 
 # %% auto #0
-__all__ = ['logger', 'run_notebook', 'reproduce', 'run_reproduce']
+__all__ = ['logger', 'attempt_marker', 'interrupted_seconds', 'run_notebook', 'reproduce', 'run_reproduce']
+
+# %% ../nbs/91a_reproduce.ipynb #b0cc14c1
+def attempt_marker(output: Path) -> Path:
+    "The marker of a started, not yet finished attempt at the task writing `output` (its fingerprint and start)."
+    return output.with_suffix(".attempt.json")
+
+
+def interrupted_seconds(output: Path, fingerprint: str) -> float:
+    "Seconds the earlier, interrupted attempts at this task ran (to the output's last save); 0 if there were none."
+    marker = attempt_marker(output)
+    if not marker.exists():
+        return 0.0
+    attempt = json.loads(marker.read_text())
+    if attempt.get("fingerprint") != fingerprint:
+        return 0.0
+    last_saved = (output if output.exists() else marker).stat().st_mtime
+    return attempt.get("earlier_attempts_seconds", 0.0) + max(0.0, last_saved - attempt["started"])
 
 # %% ../nbs/91a_reproduce.ipynb #35a8ea65
 def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: bool = True) -> float:
@@ -47,7 +64,10 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     output.parent.mkdir(parents=True, exist_ok=True)
     # the output is about to be overwritten: it is not done until the run ends
     done_marker(output).unlink(missing_ok=True)
-    start = time.time()
+    fingerprint, start = task_fingerprint(notebook, parameters), time.time()
+    earlier = interrupted_seconds(output, fingerprint)
+    with atomic_write(attempt_marker(output)) as f:
+        json.dump({"fingerprint": fingerprint, "started": start, "earlier_attempts_seconds": earlier}, f)
     try:
         papermill.execute_notebook(
             str(notebook),
@@ -68,12 +88,14 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     with atomic_write(done_marker(output)) as f:
         json.dump(
             {
-                "fingerprint": task_fingerprint(notebook, parameters),
+                "fingerprint": fingerprint,
                 "seconds": round(seconds, 1),
+                "earlier_attempts_seconds": round(earlier, 1),
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
             },
             f,
         )
+    attempt_marker(output).unlink()
     return seconds
 
 # %% ../nbs/91a_reproduce.ipynb #f5d31e49
@@ -184,6 +206,18 @@ def _run_at_once(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int):
         raise failure
 
 # %% ../nbs/91a_reproduce.ipynb #6ad14440
+def _record(plan: RunPlan, notebook: Path, dataset: str, status: str) -> dict:
+    "A finished task's record, its times read from its done-marker (older markers have no earlier attempts)."
+    marker = json.loads(done_marker(plan.output_path(notebook, dataset)).read_text())
+    return {
+        "notebook": notebook.stem,
+        "dataset": dataset,
+        "status": status,
+        "seconds": marker["seconds"],
+        "earlier_attempts_seconds": marker.get("earlier_attempts_seconds", 0.0),
+    }
+
+
 def reproduce(
     plan: RunPlan,
     force: bool = False,
@@ -195,21 +229,11 @@ def reproduce(
     for notebook, dataset in tasks:
         output = plan.output_path(notebook, dataset)
         if not force and is_done(output, task_fingerprint(notebook, _parameters(plan, notebook, dataset))):
-            records[notebook, dataset] = {
-                "notebook": notebook.stem,
-                "dataset": dataset,
-                "status": "reused",
-                "seconds": json.loads(done_marker(output).read_text())["seconds"],
-            }
+            records[notebook, dataset] = _record(plan, notebook, dataset, "reused")
     waiting = [t for t in tasks if t not in records]
     run = _run_in_order if jobs <= 1 else _run_at_once
-    for (notebook, dataset), seconds in run(plan, waiting, jobs):
-        records[notebook, dataset] = {
-            "notebook": notebook.stem,
-            "dataset": dataset,
-            "status": "ran",
-            "seconds": round(seconds, 1),
-        }
+    for (notebook, dataset), _seconds in run(plan, waiting, jobs):
+        records[notebook, dataset] = _record(plan, notebook, dataset, "ran")
     return [records[t] for t in tasks]
 
 # %% ../nbs/91a_reproduce.ipynb #87d3baac
@@ -222,15 +246,29 @@ def _commit(root: Path) -> str:
 def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: int):
     "Record the run's time; rewrite the results pages and the README's headline (and nbs/index.ipynb, when present)."
     root, figures, ran = cache_root(), get_figures_dir(), sum(r["status"] == "ran" for r in records)
+    machine, commit, today = f"{os.cpu_count()}-core CPU", _commit(root), time.strftime("%Y-%m-%d")
     record_timing(
         figures,
         f"deid-nb reproduce --size {size} --jobs {jobs}",
         f"every experiment notebook ({ran} run, {len(records) - ran} reused)",
         wall_seconds / 60,
-        f"{os.cpu_count()}-core CPU",
-        _commit(root),
-        time.strftime("%Y-%m-%d"),
+        machine,
+        commit,
+        today,
     )
+    resumed = sum(r["earlier_attempts_seconds"] > 0 for r in records)
+    if ran < len(records) or resumed:
+        record_timing(
+            figures,
+            f"deid-nb reproduce --size {size}, resumed",
+            f"every experiment notebook, its own time summed over the runs that made it ({ran} in the last run, "
+            f"{len(records) - ran} in earlier ones; {resumed} resumed after an interruption, each earlier attempt "
+            "counted to its output's last save)",
+            sum(r["seconds"] + r["earlier_attempts_seconds"] for r in records) / 60,
+            machine,
+            commit,
+            today,
+        )
     write_result_pages(figures)
     readme, index = root / "README.md", root / "nbs" / "index.ipynb"
     if readme.exists():
