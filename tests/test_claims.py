@@ -588,11 +588,12 @@ def test_fig5_default_run_is_one_seed_of_the_full_run():
 
 
 # ---------------------------------------------------------------- 62: the report card
-def test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_more_than_a_third():
-    "62: 'The named-entity baselines (Presidio, scrubadub, spaCy) mask between a fifth and a third of the words and still leave more than a third of the people re-identified — more than NN DeID at K = 16 against `nn_uniform`, which masks fewer words'"
-    t = csv("report_card_wikibio_2000").set_index("method")
+@pytest.mark.parametrize("size", ["", "_full"])
+def test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_more_than_a_third(size):
+    "62: 'The named-entity baselines (Presidio, scrubadub, spaCy) mask a fifth to about a third of the words and still leave more than a third of the people re-identified — more than NN DeID at K = 16 against `nn_uniform`, which masks fewer words' (about a third: under 35%), on the first 50 documents and on all 200."
+    t = csv(f"report_card{size}_wikibio_2000").set_index("method")
     ne = t.loc[["Presidio", "scrubadub", "Named entity"]]
-    assert ne.percent_masked.between(20, 100 / 3).all() and (ne.ensemble_reid > 100 / 3).all()
+    assert ne.percent_masked.between(20, 35).all() and (ne.ensemble_reid > 100 / 3).all()
     nn = t.loc["NN DeID vs nn_uniform, K = 16"]
     assert nn.ensemble_reid < ne.ensemble_reid.min() and nn.percent_masked < ne.percent_masked.min()
 
@@ -635,8 +636,8 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "three-part representation ends far above chance in every seed, within a standard deviation of where it ends before adversarial training.": [
         "test_fig5_papers_result_not_reproduced_over_five_seeds"
     ],
-    "the named-entity baselines (Presidio, scrubadub, spaCy) mask between a fifth and a third of the words and still leave more "
-    "than a third of the people re-identified.": [
+    "the named-entity baselines (Presidio, scrubadub, spaCy) mask a fifth to about a third of the words and still leave more "
+    "than a third of the people re-identified, on the first 50 documents and on all 200.": [
         "test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_more_than_a_third"
     ],
     "The larger MPNet trained with the same recipe scores within a point of MiniLM and misses the same goal.": [
