@@ -244,6 +244,19 @@ def test_table3_unmasked_accuracy_at_or_near_its_ceiling(dataset):
     assert t.accuracy_0.min() >= 95 and t.loc["Baseline fine-tune", "accuracy_0"] == 100
 
 
+def test_table3_full_size_word_dropout_largest_gain_idf_a_point_above_uniform_and_the_same_directions():
+    "22, full size (every person of WikiBio-2000): 'word dropout is again the largest single gain, but IDF-weighted dropout comes out a point above uniform (one document)'; 'the three move the same ways'; combined no better than its best ingredient; 'the baseline … at the full size 99%: one validation document missed'."
+    t = csv("table3_ablation_full_wikibio_2000").set_index("variant")
+    masked, base = t.accuracy_30, t.accuracy_30["Baseline fine-tune"]
+    dropout = masked[["+ word dropout (uniform)", "word dropout by IDF"]]
+    assert dropout.max() == masked[SINGLE].max() and (dropout > base).all()
+    assert round(masked["word dropout by IDF"] - masked["+ word dropout (uniform)"], 1) == 1.0  # one document of 100
+    assert masked["+ label smoothing 0.1"] > base and masked["+ coordinate ascent (table encoder)"] > base
+    assert masked["+ bigger embedding (768→3072)"] < base
+    assert masked["combined"] <= masked[SINGLE].max()
+    assert round(t.loc["Baseline fine-tune", "accuracy_0"], 1) == 99.0 and t.accuracy_0.min() >= 95
+
+
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_levers_projection_model_below_nn_uniform_after_30_percent_and_named_entity_masking(dataset):
     "22: 'in `28_reidentifier_levers` the registry's `nn_idf` (3,072-d projection) is likewise below `nn_uniform` (384-d) after 30% and named-entity masking'"
