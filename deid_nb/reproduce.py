@@ -25,6 +25,7 @@ from deid_nb.run_plan import (
     Experiment,
     ReproduceError,
     RunPlan,
+    attempt_marker,
     check_overrides,
     done_marker,
     experiment_notebooks,
@@ -36,14 +37,9 @@ from deid_nb.run_plan import (
 logger = get_logger("deid_nb.reproduce")
 
 # %% auto #0
-__all__ = ['logger', 'attempt_marker', 'interrupted_seconds', 'run_notebook', 'reproduce', 'run_reproduce']
+__all__ = ['logger', 'interrupted_seconds', 'run_notebook', 'reproduce', 'run_reproduce']
 
 # %% ../nbs/91a_reproduce.ipynb #b0cc14c1
-def attempt_marker(output: Path) -> Path:
-    "The marker of a started, not yet finished attempt at the task writing `output` (its fingerprint and start)."
-    return output.with_suffix(".attempt.json")
-
-
 def interrupted_seconds(output: Path, fingerprint: str) -> float:
     "Seconds the earlier, interrupted attempts at this task ran (to the output's last save); 0 if there were none."
     marker = attempt_marker(output)

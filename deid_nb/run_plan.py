@@ -15,7 +15,7 @@ from .experiments import code_version, imported_modules
 
 # %% auto #0
 __all__ = ['Experiment', 'experiment_notebooks', 'RunPlan', 'ReproduceError', 'select', 'check_overrides', 'data_fingerprint',
-           'notebook_modules', 'task_fingerprint', 'done_marker', 'is_done']
+           'notebook_modules', 'task_fingerprint', 'done_marker', 'attempt_marker', 'is_done']
 
 # %% ../nbs/91_run_plan.ipynb #1b5ee536
 @dataclass(frozen=True)
@@ -166,6 +166,11 @@ def task_fingerprint(
 def done_marker(output: Path) -> Path:
     "The done-marker of the task writing `output`: its fingerprint and run time, written after its last cell."
     return output.with_suffix(".done.json")
+
+
+def attempt_marker(output: Path) -> Path:
+    "The marker of a started, not yet finished attempt at the task writing `output` (its fingerprint and start)."
+    return output.with_suffix(".attempt.json")
 
 # %% ../nbs/91_run_plan.ipynb #a09565a9
 def is_done(output: Path, fingerprint: str) -> bool:
