@@ -20,7 +20,7 @@ from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
 from ..metrics import FirstPlaces
 from ..masking import word_spans
-from .deidentify import Deidentified, deidentify
+from .deidentify import Deidentified, deidentify, released_at_k
 from .windows import truncate_to_window
 from ..encoders import resolve_encoder
 from deid_nb.nn_deid.registry import (
@@ -311,9 +311,13 @@ def nn_deid_results(
     return [Deidentified.from_dict(cache[p.person_id]) for p in people]
 
 # %% ../../nbs/18_runs.ipynb #ee210621
-def masked_at_k(results: Sequence[Deidentified], k: int) -> dict[str, str]:
-    "{person_id: the document de-identified for K = `k`} from each result."
-    return {r.certificate.person_id: r.text_at_k(k) for r in results}
+def masked_at_k(
+    results: Sequence[Deidentified],
+    k: int,
+    reidentifier,  # the model the results hid from: every text is re-scored with it (`released_at_k`)
+) -> dict[str, str]:
+    "{person_id: the document de-identified for K = `k`}: the first text of each search that `reidentifier` ranks ≥ k."
+    return dict(zip([r.certificate.person_id for r in results], released_at_k(results, reidentifier, k)))
 
 
 def steps_at_k(result: Deidentified, k: int) -> int:
