@@ -50,16 +50,27 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "NN DeID against `nn_recipe`, with and without the stopword rule, K doubled until every level is reached "
             "or every word masked; judged by `nn_uniform`, `nn_idf`, `nn_compact` and BM25 without the searched model "
             "(`ensemble_reid`, as the paper) and with it; counts with exact (Clopper–Pearson) 95% intervals, where "
-            "Table 2 gives bootstrap ones; IDF and the baselines judged alike; a level not reached says so. Full size.",
+            "Table 2 gives bootstrap ones; IDF and the baselines judged alike; a level not reached says so. Full size. "
+            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
+            "last may stand for a text the searched model still ranks within its top K.",
             False,
         ),
-        ("table2_protocol_sweep", "Table 2 by the paper's protocol: the sweep", "Every K and IDF fraction.", True),
+        (
+            "table2_protocol_sweep",
+            "Table 2 by the paper's protocol: the sweep",
+            "Every K and IDF fraction. "
+            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
+            "last may stand for a text the searched model still ranks within its top K.",
+            True,
+        ),
         (
             "fig2_protocol",
             "Figure 2 by the paper's protocol",
             "Ensemble re-identification without the searched model (`nn_recipe`) against % of words masked and "
             "information loss, for NN DeID with and without the stopword rule, both IDF sweeps and the baselines; "
-            "the paper's Table 2 points hollow. Full size.",
+            "the paper's Table 2 points hollow. Full size. "
+            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
+            "last may stand for a text the searched model still ranks within its top K.",
             False,
         ),
         (
@@ -67,7 +78,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 2's levels against the pool's size",
             "% of words masked at each level by the paper's protocol in nested candidate pools (each holding every "
             "test person), a line in log(pool size) extrapolated to the paper's 728,321 people with its 95% "
-            "prediction interval, and the paper's % masked there (crosses). Full size.",
+            "prediction interval, and the paper's % masked there (crosses). Full size. "
+            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
+            "last may stand for a text the searched model still ranks within its top K.",
             False,
         ),
         (
@@ -75,10 +88,19 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 2's levels extrapolated to the paper's pool",
             "Per method and level: the line fitted in log(pool size) over the pools where the level is reached short "
             "of masking every word (its slope per tenfold pool, its intercept at log10(pool) = 0), the prediction at "
-            "728,321 people with its 95% prediction interval (Student's t), the paper's % masked beside it. Full size.",
+            "728,321 people with its 95% prediction interval (Student's t), the paper's % masked beside it. Full size. "
+            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
+            "last may stand for a text the searched model still ranks within its top K.",
             False,
         ),
-        ("table2_pool_size", "Table 2's levels in each pool", "Each pool's levels, counts with exact intervals.", True),
+        (
+            "table2_pool_size",
+            "Table 2's levels in each pool",
+            "Each pool's levels, counts with exact intervals. "
+            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
+            "last may stand for a text the searched model still ranks within its top K.",
+            True,
+        ),
         (
             "evaluation_precision",
             "Table 2's evaluation, checked against full precision",
@@ -96,13 +118,17 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig3_two_reidentifiers",
             "Figure 3 — hiding from one re-identifier, seen by another",
-            "Ranks of the true person under the search's own model and a second model, per document, at K = 8.",
+            "Ranks of the true person under the search's own model and a second model, per document, at K = 8. The full "
+            "size's was made before each K's text was re-scored (`masked_at_k`), so its masks at K = 8 may be ones the "
+            "searched model still ranks within its top 8.",
             False,
         ),
         (
             "fig3_transfer",
             "Figure 3 in numbers",
-            "How many documents hidden from one model the other still finds.",
+            "How many documents hidden from one model the other still finds. The full size's was made before each K's "
+            "text was re-scored (`masked_at_k`): its `own_rank_ge_k` below 100% counts such texts, with any document "
+            "no text of its search hides.",
             True,
         ),
         (
