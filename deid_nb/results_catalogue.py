@@ -118,9 +118,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig3_two_reidentifiers",
             "Figure 3 — hiding from one re-identifier, seen by another",
-            "Ranks of the true person under the search's own model and a second model, per document, at K = 8. The full "
-            "size's was made before each K's text was re-scored (`masked_at_k`), so its masks at K = 8 may be ones the "
-            "searched model still ranks within its top 8.",
+            "Ranks of the true person under the search's own model and a second model, per document, at K = 8. "
+            "The full size's was made before each K's text was re-scored (`masked_at_k`), so its masks at K = 8 may "
+            "be ones the searched model still ranks within its top 8.",
             False,
         ),
         (

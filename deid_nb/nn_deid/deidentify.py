@@ -29,7 +29,7 @@ from deid_nb.nn_deid.windows import (
 logger = get_logger("deid_nb.nn_deid.deidentify")
 
 # %% auto #0
-__all__ = ['logger', 'SEARCHES', 'DeidentifiedBatch', 'searched_pool', 'deidentify', 'Deidentified', 'released_at_k']
+__all__ = ['logger', 'SEARCHES', 'DeidentifiedBatch', 'searched_pool', 'deidentify', 'Deidentified']
 
 # %% ../../nbs/16_deidentify.ipynb #b363bc11
 SEARCHES = {"greedy": greedy_search, "approximate": approximate_search}
@@ -379,27 +379,3 @@ def from_dict(cls: Deidentified, data: dict) -> Deidentified:
         data["tail"],
         data.get("masked_text", ""),
     )
-
-# %% ../../nbs/16_deidentify.ipynb #954080ea
-def _next_text(result: Deidentified, goal: int, text: str) -> tuple[int, str]:
-    "The next goal along `result`'s search whose text differs from `text` (the searched K and its text at the latest)."
-    for later in range(goal + 1, result.certificate.k + 1):
-        if (masked := result.text_at_k(later)) != text:
-            return later, masked
-    return result.certificate.k, text
-
-
-def released_at_k(
-    results: Sequence[Deidentified],
-    reidentifier: Reidentifier,  # the model the search hid from, itself (not its `reduced_precision` stand-in)
-    k: int,  # the goal, at most each result's searched K
-) -> list[str]:
-    "Per result, the first text along its search from `text_at_k(k)` on that `reidentifier` ranks out of the top `k`."
-    goals, texts = [k] * len(results), [r.text_at_k(k) for r in results]
-    pending = list(range(len(results)))
-    while pending:
-        ranks = reidentifier.ranks([texts[i] for i in pending], [results[i].certificate.person_id for i in pending])
-        pending = [i for i, rank in zip(pending, ranks) if rank < k and goals[i] < results[i].certificate.k]
-        for i in pending:
-            goals[i], texts[i] = _next_text(results[i], goals[i], texts[i])
-    return texts

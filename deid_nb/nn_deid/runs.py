@@ -20,7 +20,8 @@ from ..data import PeopleDataset, Person, load_dataset
 from ..experiments import cached_json, results_dir, results_key, run_size as _run_size
 from ..metrics import FirstPlaces
 from ..masking import word_spans
-from .deidentify import Deidentified, deidentify, released_at_k
+from .deidentify import Deidentified, deidentify
+from .every_k import released_at_k
 from .windows import truncate_to_window
 from ..encoders import resolve_encoder
 from deid_nb.nn_deid.registry import (
