@@ -344,7 +344,8 @@ class Deidentified:
 # %% ../../nbs/16_deidentify.ipynb #09f42406
 @patch
 def text_at_k(self: Deidentified, k: int) -> str:
-    "The document with masks for goal `k` ≤ the searched K: the certified text at K, else read off the trajectories."
+    "The document with masks for goal `k` ≤ the searched K: the certified text at K, else as the search recorded it."
+    # below K the text is read off the trajectories, not re-scored: the search's own ranks (a stand-in's with `fast`)
     if k > self.certificate.k:
         raise ValueError(f"{self.certificate.person_id}: searched to k={self.certificate.k}, cannot read k={k}")
     windows = self.trajectories[: self.certificate.windows]
