@@ -20,8 +20,8 @@ from .core import MASK_ALIASES, MASK_TOKEN, WORD_PATTERN, normalise_masks
 # %% auto #0
 __all__ = ['INVISIBLE_CHARACTERS', 'UNIT_PATTERN', 'CONFUSABLES', 'MASKING_PRIORS', 'text_units', 'type_key', 'word_types',
            'type_groups', 'mask_word_types', 'word_spans', 'mask_word_positions', 'masked_spans', 'apply_spans',
-           'merge_spans', 'word_parts', 'spread_type_masks', 'word_keys', 'mask_words', 'idf_weights', 'word_idf',
-           'MaskingPrior', 'sample_masked_document', 'mask_fraction_of_types']
+           'masked_word_positions', 'merge_spans', 'word_parts', 'spread_type_masks', 'word_keys', 'mask_words',
+           'idf_weights', 'word_idf', 'MaskingPrior', 'sample_masked_document', 'mask_fraction_of_types']
 
 # %% ../nbs/03_masking.ipynb #2a895f75
 INVISIBLE_CHARACTERS = (
@@ -165,6 +165,12 @@ def apply_spans(
         pieces += [original[last:start], placeholder]
         last = stop
     return "".join(pieces) + original[last:end]
+
+# %% ../nbs/03_masking.ipynb #f1008c91
+def masked_word_positions(original: str, masked: str) -> list[int]:
+    "Indices of `word_spans(original)` whose words are masks in `masked` (`mask_word_positions` undone)."
+    hidden = set(masked_spans(original, masked))
+    return [position for position, span in enumerate(word_spans(original)) if span in hidden]
 
 # %% ../nbs/03_masking.ipynb #583b708d
 def merge_spans(
