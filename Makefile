@@ -12,9 +12,9 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 SIZE ?= default
-# Notebooks executed at once by make reproduce, each kernel with its share of the cores (1: one at a time with every core,
-# fastest on 2 cores, where each notebook keeps both busy; more pays on machines with more cores).
-JOBS ?= 1
+# Notebooks executed at once by make reproduce, each kernel with its share of the cores (2 on 2 cores: one core each, so
+# one notebook's single-threaded Python runs beside the other's torch; JOBS=1 runs one at a time on every core).
+JOBS ?= 2
 # Data directory: ../shared/data when it exists beside the checkout, else the package's download cache (data/).
 SHARED_DATA := $(abspath ../shared/data)
 DEID_NB_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)

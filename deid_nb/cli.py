@@ -256,7 +256,7 @@ def add_reproduce_command(commands) -> argparse.ArgumentParser:
         "--jobs",
         type=int,
         default=1,
-        help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=1)",
+        help="notebooks executed at once, each kernel with its share of the cores (make reproduce: JOBS=2)",
     )
     run.add_argument(
         "--list", action="store_true", help="list the experiment notebooks and their datasets, run nothing"

@@ -100,7 +100,7 @@ def _parameters(plan: RunPlan, notebook: Path, dataset: str) -> dict:
     chosen = {"overrides": plan.overrides} if plan.overrides else {}
     return {
         "dataset": dataset,
-        "size": plan.task_size(notebook),
+        "size": plan.task_size(notebook, dataset),
         **chosen,
         **({"seed": plan.seed} if plan.seed is not None else {}),
     }
@@ -132,7 +132,7 @@ def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
 def _run_in_order(plan: RunPlan, waiting: list[tuple[Path, str]], jobs: int = 1):
     "Yield (task, seconds) running `waiting` one after the other, with a progress bar over each notebook's cells."
     for i, (notebook, dataset) in enumerate(waiting, start=1):
-        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.task_size(notebook))
+        logger.info("[%d/%d] %s / %s (%s)", i, len(waiting), notebook.stem, dataset, plan.task_size(notebook, dataset))
         seconds = run_notebook(
             notebook, plan.output_path(notebook, dataset), _parameters(plan, notebook, dataset), progress_bar=True
         )
@@ -301,7 +301,8 @@ def _writable_figures_dir() -> Path:
 # %% ../nbs/91a_reproduce.ipynb #9d9f24f7
 def _listed(experiment: Experiment, size: str) -> str:
     "One line of `--list`: the notebook, its datasets and, at the full size, what its full size adds."
-    line = f"{experiment.name}: {', '.join(experiment.datasets)}"
+    moved = f" ({', '.join(experiment.full_only)} at the full size only)" if experiment.full_only else ""
+    line = f"{experiment.name}: {', '.join(experiment.datasets)}{moved}"
     if size != "full":
         return line
     return f"{line} — full: {experiment.full}" if experiment.full else f"{line} — full = default"

@@ -29,6 +29,9 @@ class Experiment:
     minutes: float | dict = field(default=0, hash=False)
     sizes: tuple[str, ...] = ()  # the run sizes its `overrides` parameter may set
     full: str = ""  # what its full size adds to the default ('': its full size is the default)
+    # datasets it runs on only in a full run, there at its default settings (their tables keep their names): work
+    # moved out of the default run to keep that within its time budget
+    full_only: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -57,6 +60,7 @@ def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
             d.get("minutes") or 0,
             tuple(d.get("sizes") or ()),
             d.get("full") or "",
+            tuple(d.get("full_only") or ()),
         )
         for p, d in found
         if d is not None
@@ -84,23 +88,26 @@ class RunPlan:
     seed: int | None = None  # every notebook's `seed` parameter (None: each notebook's own)
 
     def tasks(self) -> list[tuple[Path, str]]:
-        "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets."
+        "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets (default: not `full_only`)."
         return [
-            (e.path, d) for e in self.experiments for d in e.datasets if self.datasets is None or d in self.datasets
+            (e.path, d)
+            for e in self.experiments
+            for d in e.datasets
+            if (d in self.datasets if self.datasets is not None else not (self.size == "default" and d in e.full_only))
         ]
 
-    def task_size(self, notebook: Path) -> str:
-        "The size `notebook` runs at: the plan's, except at full for a notebook whose full size is its default."
+    def task_size(self, notebook: Path, dataset_name: str | None = None) -> str:
+        "The size a task runs at: the plan's, except at full for a notebook (or `full_only` dataset) at its default."
         if self.size != "full":
             return self.size
         declared = next((e for e in self.experiments if e.path == notebook), None)
         if declared is None:
             raise ValueError(f"{notebook}: not an experiment of this plan, so its full size is unknown")
-        return "full" if declared.full else "default"
+        return "full" if declared.full and dataset_name not in declared.full_only else "default"
 
     def output_path(self, notebook: Path, dataset_name: str) -> Path:
         "Where the executed copy of `notebook` for `dataset_name` is kept (under its `task_size`)."
-        return Path(self.runs_dir) / self.task_size(notebook) / f"{notebook.stem}__{dataset_name}.ipynb"
+        return Path(self.runs_dir) / self.task_size(notebook, dataset_name) / f"{notebook.stem}__{dataset_name}.ipynb"
 
 # %% ../nbs/91_run_plan.ipynb #97cf52fd
 class ReproduceError(RuntimeError):
