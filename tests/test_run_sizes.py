@@ -18,7 +18,7 @@ from deid_nb.experiments import SIZE_NAMES, save_table, sized_stem
 from deid_nb.nn_deid.runs import RUN_SIZES as NN_DEID_RUN_SIZES
 from deid_nb.reproduce import _parameters
 from deid_nb.results_catalogue import RESULT_SECTIONS
-from deid_nb.results_pages import entry_markdown
+from deid_nb.results_pages import MINI_LINE, entry_markdown, system_page
 from deid_nb.run_plan import RunPlan, experiment_notebooks, task_fingerprint
 from deid_nb.sanitize.risk_experiment import RUN_SIZES as RISK_RUN_SIZES
 
@@ -110,6 +110,17 @@ def test_full_is_a_size_of_the_command_line_and_lists_every_experiment():
     assert [line.split(":")[0] for line in lines] == [e.name for e in EXPERIMENTS]
     for experiment, line in zip(EXPERIMENTS, lines):
         assert line.endswith(f"— full: {experiment.full}" if experiment.full else "— full = default"), line
+
+
+def test_wikibio_mini_is_left_to_the_full_run():
+    "The NN DeID page's WikiBio-mini line (`MINI_LINE`) is true of the declarations: only a full run executes that dataset."
+    on_mini = [e for e in EXPERIMENTS if "wikibio_mini" in e.datasets]
+    assert on_mini and all(e.full_only == ("wikibio_mini",) for e in on_mini)
+    assert not any(e.full_only for e in EXPERIMENTS if e not in on_mini)
+    assert not [task for task in RunPlan(EXPERIMENTS).tasks() if task[1] == "wikibio_mini"]
+    full = RunPlan(EXPERIMENTS, "full")
+    assert {full.task_size(n, d) for n, d in full.tasks() if d == "wikibio_mini"} == {"default"}  # tables keep names
+    assert MINI_LINE in system_page(ROOT / "figures", "nn_deid").splitlines()
 
 
 def test_a_notebook_whose_full_size_is_its_default_is_the_default_task():

@@ -38,7 +38,7 @@ from .approximate_search import resolve_ranking
 __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
            'RUN_SIZES', 'paper_table2', 'paper_table3', 'RunSize', 'run_size', 'experiment_dataset',
            'evaluation_people', 'truncate_people', 'experiment_reidentifier', 'experiment_ensemble', 'model_key',
-           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'steps_at_k', 'word_annotations']
+           'cached_redaction', 'nn_deid_results', 'masked_at_k', 'word_annotations']
 
 # %% ../../nbs/18_runs.ipynb #342da805
 PAPER_CITATION = "Morris, Chiu, Zabih & Rush (2022), Unsupervised Text Deidentification"
@@ -319,13 +319,6 @@ def masked_at_k(
 ) -> dict[str, str]:
     "{person_id: the document de-identified for K = `k`}: the first text of each search that `reidentifier` ranks ≥ k."
     return dict(zip([r.certificate.person_id for r in results], released_at_k(results, reidentifier, k)))
-
-
-def steps_at_k(result: Deidentified, k: int) -> int:
-    "Number of masking steps NN DeID takes for K = `k` (all of the search's steps if K was never reached)."
-    trajectory = result.trajectories[0]
-    step = trajectory.step_for_k(k)
-    return len(trajectory) if step is None else step
 
 # %% ../../nbs/18_runs.ipynb #25d79014
 def word_annotations(documents: Sequence[str], batch_size: int = 64) -> list[pd.DataFrame]:
