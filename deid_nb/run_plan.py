@@ -88,7 +88,7 @@ class RunPlan:
     seed: int | None = None  # every notebook's `seed` parameter (None: each notebook's own)
 
     def tasks(self) -> list[tuple[Path, str]]:
-        "(notebook, dataset) pairs in dependency order: notebooks by name, then their datasets (default: not `full_only`)."
+        "(notebook, dataset) pairs in dependency order, by name then dataset; the default skips unnamed `full_only`."
         return [
             (e.path, d)
             for e in self.experiments
