@@ -87,16 +87,17 @@ class RunPlan:
     overrides: dict = field(default_factory=dict)
     seed: int | None = None  # every notebook's `seed` parameter (None: each notebook's own)
 
-    def tasks(self) -> list[tuple[Path, str]]:
-        "(notebook, dataset) pairs in dependency order, by name then dataset; the default skips unnamed `full_only`."
-        return [
-            (e.path, d)
-            for e in self.experiments
-            for d in e.datasets
-            if (d in self.datasets if self.datasets is not None else not (self.size == "default" and d in e.full_only))
-        ]
+    def runs_on(self, experiment: Experiment, dataset_name: str) -> bool:
+        "Whether the plan runs `experiment` on `dataset_name`: if named by it; else unless `full_only` at default."
+        if self.datasets is not None:
+            return dataset_name in self.datasets
+        return not (self.size == "default" and dataset_name in experiment.full_only)
 
-    def task_size(self, notebook: Path, dataset_name: str | None = None) -> str:
+    def tasks(self) -> list[tuple[Path, str]]:
+        "(notebook, dataset) pairs in dependency order: notebooks by name, then the datasets it `runs_on`."
+        return [(e.path, d) for e in self.experiments for d in e.datasets if self.runs_on(e, d)]
+
+    def task_size(self, notebook: Path, dataset_name: str) -> str:
         "The size a task runs at: the plan's, except at full for a notebook (or `full_only` dataset) at its default."
         if self.size != "full":
             return self.size
