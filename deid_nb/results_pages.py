@@ -143,10 +143,10 @@ RUN_SIZE_LINE = (
     "(`make reproduce SIZE=full`: the papers' sizes where the default cuts them)."
 )
 MINI_LINE = (
-    "- **WikiBio-mini**: its tables are made at the default settings by the full run only (`make reproduce SIZE=full`, "
-    "or `deid-nb reproduce --datasets wikibio_mini`); the default run leaves this dataset out to stay within its "
-    "120 minutes."
-)  # the experiments declare it `full_only` (deid_nb.run_plan.Experiment)
+    "- **WikiBio-mini**: Appendix B's search comparison (nbs/26) and the re-identifier's levers (nbs/28) are made "
+    "on it at the default settings by the full run only (`make reproduce SIZE=full`, or `deid-nb reproduce "
+    "--datasets wikibio_mini`); the default run leaves them out there to stay within its 120 minutes."
+)  # those two experiments declare it `full_only` (deid_nb.run_plan.Experiment)
 
 
 def _others(folder: Path, entries: list) -> list[str]:
