@@ -136,18 +136,17 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Figure 4 — what NN DeID masks, by part of speech",
             "Share of each part of speech among the words masked by IDF and by NN DeID at K = 8 (against `nn_uniform` "
             "and against the hybrid), the same number of word types per document; NN DeID's words are those of the "
-            "text it hands out at K = 8, re-scored (`masked_at_k`). WikiBio-2000's default-size table uses that text; "
-            "WikiBio-mini's and the full size's were made before that re-score, so a few of their masks may be "
-            "ones the searched model still ranks in its top 8.",
+            "text it hands out at K = 8, re-scored (`masked_at_k`). The default-size tables use that text; the full "
+            "size's were made before that re-score, so a few of their masks may be ones the searched model still "
+            "ranks in its top 8.",
             False,
         ),
         (
             "table4_quasi_identifiers",
             "Table 4 — quasi-identifiers",
             "The words NN DeID masks most often that a named-entity redaction leaves, in the text it hands out at "
-            "K = 8, re-scored (`masked_at_k`). WikiBio-2000's default-size table uses that text; WikiBio-mini's and "
-            "the full size's were made before that re-score, so a few of their masks may be ones the searched "
-            "model still ranks in its top 8.",
+            "K = 8, re-scored (`masked_at_k`). The default-size tables use that text; the full size's were made "
+            "before that re-score, so a few of their masks may be ones the searched model still ranks in its top 8.",
             False,
         ),
         ("table4_examples", "Table 4's examples", "De-identified documents at several K.", True),
