@@ -795,6 +795,12 @@ def test_readme_times_are_the_recorded_ones():
     assert before.minutes > 120 and "one at a time" in before.what
     assert f"at {before.commit}, one at a time with WikiBio-mini, it had run past the 120-minute budget" in text
     assert f"on the same machine ({before.minutes:.1f})" in text
+    newest = t[(t.commit == fresh.commit) & t.systems.notna()]  # the results pages' run times of that run
+    assert set(newest.systems) == {"nn_deid", "sanitize", "infill", "adversarial", "report data"}
+    names = {"nn_deid": "NN DeID", "sanitize": "sanitization", "infill": "infilling", "adversarial": "adversarial"}
+    for block in newest.itertuples():  # the fresh row's 'notebook time by system' is these blocks
+        assert f"{names.get(block.systems, 'report and data')} {block.minutes:.1f}" in fresh.what
+    assert 1.5 * runner.minutes < newest.minutes.sum() <= 2 * runner.minutes  # two notebooks at a time
     first = t[t.commit == "cc6f483"]  # the first measurement's blocks add up to its notebooks' time
     blocks = first[first.systems.notna()]
     assert (
