@@ -5,6 +5,7 @@
 # %% ../nbs/91_run_plan.ipynb #1f14bb86
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -142,14 +143,25 @@ def check_overrides(plan: RunPlan):
         raise ReproduceError(f"--overrides: {'; '.join(refused)}; choose the notebooks with --only")
 
 # %% ../nbs/91_run_plan.ipynb #7254a795
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    "SHA-256 of a file's bytes (size and modification time key the memo: a rewritten file is read again)."
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def data_fingerprint(data_dir: str | Path | None = None) -> str:
-    "A short hash of the data directory's path and of its files' names, sizes and modification times."
+    "A short hash of the data directory's files: their names and contents."
     root, digest = get_data_dir(data_dir), hashlib.sha256()
-    digest.update(str(root).encode())
     for path in sorted(root.rglob("*")) if root.is_dir() else []:
         if path.is_file():
             stat = path.stat()
-            digest.update(f"{path.relative_to(root)}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+            digest.update(
+                f"{path.relative_to(root)}|{_file_digest(str(path), stat.st_size, stat.st_mtime_ns)}".encode()
+            )
     return digest.hexdigest()[:16]
 
 # %% ../nbs/91_run_plan.ipynb #36a3adf1
