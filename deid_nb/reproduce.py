@@ -121,11 +121,13 @@ def needs(self: RunPlan) -> dict[tuple[Path, str], list[tuple[Path, str]]]:
 # %% ../nbs/91a_reproduce.ipynb #a2f1f95c
 @patch
 def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
-    "The task's seconds last time (its marker), else the notebook's declared `minutes`; it only orders a parallel run."
+    "The task's seconds last time (its marker), else its declared minutes (`full_minutes` at full); orders a parallel run."
     marker = done_marker(self.output_path(notebook, dataset_name))
     if marker.exists():
         return float(json.loads(marker.read_text()).get("seconds", 0))
-    minutes = next(e for e in self.experiments if e.path == notebook).minutes
+    declared = next(e for e in self.experiments if e.path == notebook)
+    at_full = self.task_size(notebook, dataset_name) == "full" and declared.full_minutes
+    minutes = declared.full_minutes if at_full else declared.minutes
     return 60 * float(minutes.get(dataset_name, 0) if isinstance(minutes, dict) else minutes or 0)
 
 # %% ../nbs/91a_reproduce.ipynb #44852dc4

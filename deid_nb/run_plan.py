@@ -33,6 +33,9 @@ class Experiment:
     # datasets it runs on only in a full run, there at its default settings (their tables keep their names): work
     # moved out of the default run to keep that within its time budget
     full_only: tuple[str, ...] = ()
+    # rough full-size run time on 2 cores (per dataset, or one number) of a notebook that declares `full`: orders a
+    # parallel full run, where the default's `minutes` can be a hundredth of it
+    full_minutes: float | dict = field(default=0, hash=False)
 
     @property
     def name(self) -> str:
@@ -62,6 +65,7 @@ def experiment_notebooks(nbs_dir: str | Path | None = None) -> list[Experiment]:
             tuple(d.get("sizes") or ()),
             d.get("full") or "",
             tuple(d.get("full_only") or ()),
+            d.get("full_minutes") or 0,
         )
         for p, d in found
         if d is not None
