@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -37,19 +38,41 @@ from deid_nb.run_plan import (
 logger = get_logger("deid_nb.reproduce")
 
 # %% auto #0
-__all__ = ['logger', 'interrupted_seconds', 'run_notebook', 'reproduce', 'run_reproduce']
+__all__ = ['logger', 'HEARTBEAT_SECONDS', 'interrupted_seconds', 'heartbeat', 'run_notebook', 'reproduce', 'run_reproduce']
 
 # %% ../nbs/91a_reproduce.ipynb #b0cc14c1
+HEARTBEAT_SECONDS = 30.0  # how often a running attempt touches its marker
+
+
 def interrupted_seconds(output: Path, fingerprint: str) -> float:
-    "Seconds the earlier, interrupted attempts at this task ran (to the output's last save); 0 if there were none."
+    "Seconds the earlier, interrupted attempts at this task ran (to their last sign of life); 0 if there were none."
     marker = attempt_marker(output)
     if not marker.exists():
         return 0.0
     attempt = json.loads(marker.read_text())
     if attempt.get("fingerprint") != fingerprint:
         return 0.0
-    last_saved = (output if output.exists() else marker).stat().st_mtime
-    return attempt.get("earlier_attempts_seconds", 0.0) + max(0.0, last_saved - attempt["started"])
+    last_alive = max(path.stat().st_mtime for path in (output, marker) if path.exists())
+    return attempt.get("earlier_attempts_seconds", 0.0) + max(0.0, last_alive - attempt["started"])
+
+
+@contextlib.contextmanager
+def heartbeat(path: Path, every: float = HEARTBEAT_SECONDS):
+    "While inside: touch `path` every `every` seconds (an attempt killed inside ends within `every` of it)."
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(every):
+            with contextlib.suppress(OSError):
+                os.utime(path)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat {path.name}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 # %% ../nbs/91a_reproduce.ipynb #35a8ea65
 def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: bool = True) -> float:
@@ -65,15 +88,16 @@ def run_notebook(notebook: Path, output: Path, parameters: dict, progress_bar: b
     with atomic_write(attempt_marker(output)) as f:
         json.dump({"fingerprint": fingerprint, "started": start, "earlier_attempts_seconds": earlier}, f)
     try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=parameters,
-            cwd=str(Path(notebook).parent),
-            progress_bar=progress_bar,
-            kernel_name="python3",
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # not ipykernel's TCP warning per notebook
-        )
+        with heartbeat(attempt_marker(output)):  # a silent cell gives papermill nothing to save
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=parameters,
+                cwd=str(Path(notebook).parent),
+                progress_bar=progress_bar,
+                kernel_name="python3",
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],  # not ipykernel's TCP warning per notebook
+            )
     except PapermillExecutionError as error:
         raise ReproduceError(
             f"{Path(notebook).name} (parameters {parameters}) failed in cell {error.cell_index} "
@@ -121,7 +145,7 @@ def needs(self: RunPlan) -> dict[tuple[Path, str], list[tuple[Path, str]]]:
 # %% ../nbs/91a_reproduce.ipynb #a2f1f95c
 @patch
 def expected_seconds(self: RunPlan, notebook: Path, dataset_name: str) -> float:
-    "The task's seconds last time (its marker), else its declared minutes (`full_minutes` at full); orders a parallel run."
+    "The task's seconds last time (its marker), else its declared minutes (`full_minutes` at full size)."
     marker = done_marker(self.output_path(notebook, dataset_name))
     if marker.exists():
         return float(json.loads(marker.read_text()).get("seconds", 0))
@@ -261,7 +285,7 @@ def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: 
             f"deid-nb reproduce --size {size}, resumed",
             f"every experiment notebook, its own time summed over the runs that made it ({ran} in the last run, "
             f"{len(records) - ran} in earlier ones; {resumed} resumed after an interruption, each earlier attempt "
-            "counted to its output's last save)",
+            "counted to its last sign of life)",
             sum(r["seconds"] + r["earlier_attempts_seconds"] for r in records) / 60,
             machine,
             commit,
