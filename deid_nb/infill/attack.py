@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 from fastcore.basics import patch
 
 from ..core import count_masks, get_logger, tqdm
+from ..experiments import cached_frame
 from .alignment import MaskedDocument
 from .infillers import Infiller, SpanContext
 from .retrieval import Retriever, span_query
@@ -22,7 +24,8 @@ from .retrieval import Retriever, span_query
 logger = get_logger("deid_nb.infill.attack")
 
 # %% auto #0
-__all__ = ['logger', 'span_order', 'DocumentInfilling', 'infill_documents', 'retrieval_records', 'documents_key', 'infilled_text']
+__all__ = ['logger', 'span_order', 'DocumentInfilling', 'infill_documents', 'retrieval_records', 'documents_key',
+           'cached_infilling', 'infilled_text']
 
 # %% ../../nbs/43a_infilling_attack.ipynb #52dc3784
 def _contains(haystack: str, needle: str) -> bool:
@@ -205,6 +208,27 @@ def documents_key(documents: Sequence[MaskedDocument], *settings) -> str:
         [d.doc_id, d.original, [(s.start, s.end, s.label, s.identifier, s.surface) for s in d.spans]] for d in documents
     ]
     return hashlib.sha256(json.dumps([payload, [repr(x) for x in settings]]).encode()).hexdigest()[:12]
+
+# %% ../../nbs/43a_infilling_attack.ipynb #3bec0b70
+def cached_infilling(
+    documents: Sequence[MaskedDocument],
+    retriever: Retriever,
+    level: str,
+    infiller: Infiller,
+    cache_dir: str | Path,  # where the files go, named by `documents_key`
+    k: int = 1,
+    seed: int = 0,
+    reuse: bool = True,  # False: compute and overwrite
+    documents_per_file: int = 10,  # an interrupted run loses at most one file's work
+) -> pd.DataFrame:
+    "`infill_documents`, cached as CSV in files of `documents_per_file` documents (`documents_key` names each file)."
+    parts, dense = [], retriever.dense.cache_path.stem if retriever.dense is not None else ""
+    for start in range(0, len(documents), documents_per_file):
+        part = list(documents[start : start + documents_per_file])
+        name = f"infill_{infiller.name}_{level}_k{k}_{documents_key(part, infiller, level, k, seed, dense)}.csv"
+        compute = lambda part=part: infill_documents(part, retriever, level, infiller, k=k, seed=seed)
+        parts.append(cached_frame(Path(cache_dir) / name, compute, reuse))
+    return pd.concat(parts, ignore_index=True)
 
 # %% ../../nbs/43a_infilling_attack.ipynb #7b01b239
 def infilled_text(document: MaskedDocument, records: pd.DataFrame) -> str:
