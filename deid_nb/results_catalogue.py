@@ -328,7 +328,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "infill_fine_tuned",
             "The fine-tuned infiller (a CPU-sized substitute for the paper's training)",
             "SmolLM2-135M fine-tuned on the attack's own inputs for training-split people (about twenty examples "
-            "at the default size, about 580 at the full size; the paper: 160,000), beside the zero-shot SmolLM2 and "
+            "at the default size, 1,272 at the full size; the paper: 160,000), beside the zero-shot SmolLM2 and "
             "the copy infiller on the same test spans, the paper's GLM beside.",
             False,
         ),
