@@ -799,6 +799,21 @@ def test_readme_times_are_the_recorded_ones():
     assert f"on the same machine ({before.minutes:.1f})" in text
 
 
+def test_readme_says_whether_the_full_size_has_been_timed():
+    "README, Reproduce: the full size's time is the newest full-size runner row over every notebook in figures/timings.csv (in hours, with its commit); while there is none, the README says it is not measured."
+    t = pd.read_csv(FIGURES / "timings.csv")
+    text = " ".join(readme().split())
+    whole = t[
+        t.command.str.startswith("deid-nb reproduce --size full") & t.what.str.startswith("every experiment notebook")
+    ]
+    if whole.empty:
+        assert "The full size has not yet been run end to end, so its time is not measured" in text
+    else:
+        newest = whole.iloc[-1]
+        assert "not yet been run end to end" not in text
+        assert f"{newest.minutes / 60:.1f} hours" in text and f"(at {newest.commit})" in text
+
+
 def test_results_pages_run_times_are_the_fresh_clone_runs():
     "Each results page's 'Run time' lists timings.csv blocks (`systems`): those of the newest fresh-clone run are the 'notebook time by system' its row gives, and those of the first add up to its notebooks' time."
     t = pd.read_csv(FIGURES / "timings.csv")
