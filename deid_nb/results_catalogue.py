@@ -261,7 +261,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table7_combinations",
             "Table 7 — combining indicators",
-            "Pairs of indicators and the recogniser, scored with the TAB metrics.",
+            "Spans masked when at least k of the five indicators flag them (k = 1 … 5), scored with the TAB metrics.",
             False,
         ),
         (

@@ -1056,3 +1056,12 @@ def test_readme_the_fine_tuned_infiller_restores_fewer_spans_than_zero_shot():
     restored = (t.exact_match * t.spans / 100).round()  # spans restored exactly
     assert restored[("L3", "lm")] - restored[("L3", "lm_fine_tuned")] == 1  # "one fewer"
     assert t.loc[("L4", "lm_fine_tuned"), "exact_match"] < t.loc[("L4", "lm"), "exact_match"] / 2  # "far fewer"
+
+
+def test_46_the_infoboxes_do_not_help_the_copy_infiller():
+    "46: 'L3P (the infoboxes) does not help the copy infiller (its exact match is a little lower than at L3)' — at k = 1 and 2, default and full size."
+    for name in ("infill_table4_wikibio_2000", "infill_table4_full_wikibio_2000"):
+        t = csv(name).set_index(["level", "k"])
+        for k in (1, 2):
+            assert t.loc[("L3", k), "copy_exact_match"] - 1 < t.loc[("L3P", k), "copy_exact_match"]  # "a little"
+            assert t.loc[("L3P", k), "copy_exact_match"] < t.loc[("L3", k), "copy_exact_match"]
