@@ -1065,3 +1065,16 @@ def test_46_the_infoboxes_do_not_help_the_copy_infiller():
         for k in (1, 2):
             assert t.loc[("L3", k), "copy_exact_match"] - 1 < t.loc[("L3P", k), "copy_exact_match"]  # "a little"
             assert t.loc[("L3P", k), "copy_exact_match"] < t.loc[("L3", k), "copy_exact_match"]
+
+
+def test_47_below_l4_far_under_the_paper_except_the_lm_at_l1():
+    "47: 'Below L4 we are far under the paper, except the LM at L1 (one of its 61 spans restored, a little above the GLM's rate on TAB; the copy infiller cannot fill L1 at all)'."
+    t = csv("infill_table5_wiki_annotated").query("group == 'ALL'").set_index(["infiller", "level"])
+    lm = t.loc[("lm", "L1")]
+    assert lm.spans == 61 and round(lm.exact_match * lm.spans / 100) == 1
+    assert lm.paper_glm_exact_match < lm.exact_match < lm.paper_glm_exact_match + 1  # "a little above"
+    assert t.loc[("copy", "L1"), "exact_match"] == 0
+    for (infiller, level), row in t.iterrows():  # every other row below L4: far under (under half the paper's)
+        if level in ("L2", "L3", "L3P") or (level == "L1" and infiller == "copy"):
+            paper = row.paper_glm_exact_match if level != "L3P" else t.loc[(infiller, "L3"), "paper_glm_exact_match"]
+            assert row.exact_match < paper / 2, (infiller, level)
