@@ -1078,3 +1078,12 @@ def test_47_below_l4_far_under_the_paper_except_the_lm_at_l1():
         if level in ("L2", "L3", "L3P") or (level == "L1" and infiller == "copy"):
             paper = row.paper_glm_exact_match if level != "L3P" else t.loc[(infiller, "L3"), "paper_glm_exact_match"]
             assert row.exact_match < paper / 2, (infiller, level)
+
+
+def test_35_misc_is_the_hardest_type_for_ours_and_the_papers():
+    "35: 'the annotators' MISC (events, health, quotes) is the hardest type for our recogniser and for the paper's' — lowest F1 of the per-type rows, both sizes."
+    for name in ("table3_recogniser_wiki_annotated", "table3_recogniser_full_wiki_annotated"):
+        t = csv(name).set_index("type")
+        types = t[~t.index.str.contains("micro|macro", case=False)]
+        for column in ("F1 (ours)", "F1 (paper)"):
+            assert types[column].idxmin() == "MISC", (name, column)
