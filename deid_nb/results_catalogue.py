@@ -255,7 +255,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig3_logprobs_by_decision",
             "Figure 3 — LM log-probabilities by annotator decision",
-            "Span log-probabilities under the language model, masked against kept spans.",
+            "Log-probabilities of the spans' subwords under the language model, masked spans against kept ones.",
             False,
         ),
         (
