@@ -679,7 +679,8 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     "the paper's does, so it scores within a point of masking everything.": [
         "test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_as_the_papers"
     ],
-    "Nor does the paper's quasi-identifier finding appear on either dataset: NN DeID masks a determiner in under 1% of "
+    "Nor does the paper's quasi-identifier finding appear on either dataset: by that protocol NN DeID masks a determiner "
+    "in under 1% of "
     "the documents and a gender marker or pronoun in under 3%, and over four-fifths of the words it masks are the "
     "profile's own.": ["test_readme_by_the_protocol_few_determiners_few_gender_markers_mostly_profile_words"],
     "Trained on 1% to 100% of the paper's own training spans (its Fig. 5), the LM-probability classifiers and span "
@@ -689,7 +690,7 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
     ],
     "In nested candidate pools (250 to 2,000 people on WikiBio-2000, 500 to 4,714 on WikiBio-mini), no level costs NN "
     "DeID more words in a larger pool, so pool size cannot explain why the paper's NN DeID masks more than ours on "
-    "WikiBio-mini. Every line fitted in log(pool size) passes below the paper's figure at 728,321 people, its 95% "
+    "WikiBio-mini. Every NN DeID line fitted in log(pool size) passes below the paper's figure at 728,321 people, its 95% "
     "interval included": [
         "test_readme_pool_size_no_level_costs_more_in_a_larger_pool",
         "test_readme_by_the_papers_protocol_on_wikibio_mini_nn_deid_reaches_every_level_with_fewer_words_than_idf_and_the_paper",
@@ -1025,7 +1026,7 @@ def test_readme_pool_size_no_level_costs_more_in_a_larger_pool(dataset, pools):
 
 @pytest.mark.parametrize("dataset", ["wikibio_2000", "wikibio_mini"])
 def test_readme_pool_size_every_line_passes_below_the_paper_interval_included(dataset):
-    "README: 'Every line fitted in log(pool size) passes below the paper's figure at 728,321 people, its 95% interval included'"
+    "README: 'Every NN DeID line fitted in log(pool size) passes below the paper's figure at 728,321 people, its 95% interval included'"
     fit = csv(f"table2_pool_extrapolated_full_{dataset}")
     fit = fit[fit.method == "NN DeID (every word maskable)"].set_index("level")
     assert (fit.target_pool == 728_321).all()
