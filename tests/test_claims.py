@@ -227,15 +227,16 @@ def test_table3_word_dropout_is_the_largest_single_gain_and_idf_weighting_no_bet
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_table3_label_smoothing_and_coordinate_ascent_raise_and_the_bigger_embedding_lowers(dataset):
-    "22: 'Label smoothing, the bigger embedding and coordinate ascent each move accuracy at 30% masked, on both datasets: label smoothing and coordinate ascent raise it, the bigger embedding lowers it, by one to eleven of the 40 validation documents (… the bigger embedding's is a single document on WikiBio-mini).'"
+    "22: 'Label smoothing, the bigger embedding and coordinate ascent each move accuracy at 30% masked, on both datasets: label smoothing and coordinate ascent raise it, the bigger embedding lowers it, by one to ten of the 40 validation documents (… the bigger embedding's is a single document on WikiBio-mini).'"
     t = _ablation(dataset).accuracy_30
     base = t["Baseline fine-tune"]
     assert t["+ label smoothing 0.1"] > base and t["+ coordinate ascent (table encoder)"] > base
     assert t["+ bigger embedding (768→3072)"] < base
     for v in ("+ label smoothing 0.1", "+ coordinate ascent (table encoder)", "+ bigger embedding (768→3072)"):
-        assert 1 <= round(abs(t[v] - base) / 2.5) <= 11  # one to eleven documents of 40 (2.5 points each)
+        assert 1 <= round(abs(t[v] - base) / 2.5) <= 10  # one to ten documents of 40 (2.5 points each)
     if dataset == "wikibio_mini":
-        assert round((base - t["+ bigger embedding (768→3072)"]) / 2.5) == 1
+        assert round((base - t["+ bigger embedding (768→3072)"]) / 2.5) == 1  # "one"
+        assert round((t["+ coordinate ascent (table encoder)"] - base) / 2.5) == 10  # "ten"
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
