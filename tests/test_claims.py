@@ -399,11 +399,12 @@ def test_levers_unmasked_easy_for_trained_models_bm25_well_below(dataset):
 
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_levers_hybrids_lift_30_percent_and_named_entity_at_the_cost_of_lexical(dataset):
-    "28: 'The hybrids add that exact matching back … and lift the 30% and named-entity columns well above every neural model, at the cost of the lexical column' and 'our MiniLM models … keep far fewer [named-entity-masked people]'."
+    "28: 'The hybrids add that exact matching back … and lift the named-entity column well above every neural model and the 30% column a few points above it, at the cost of the lexical column' and 'our MiniLM models … keep far fewer [named-entity-masked people]'."
     t = csv(f"reidentifier_levers_{dataset}").set_index("model")
     hybrids, neural = ["nn_uniform_bm25", "nn_unfrozen_bm25"], ["nn_uniform", "nn_idf", "nn_compact", "nn_unfrozen"]
-    for column in ("30% types", "named entity"):
-        assert t.loc[hybrids, column].min() > t.loc[neural, column].max() + 3
+    assert t.loc[hybrids, "named entity"].min() > t.loc[neural, "named entity"].max() + 10  # "well above"
+    lift = t.loc[hybrids, "30% types"].min() - t.loc[neural, "30% types"].max()
+    assert 0 < lift < 10  # "a few points above it"
     assert t.loc[hybrids, "lexical"].max() < t.loc[neural, "lexical"].min()
     assert t.loc[neural, "named entity"].max() < t.loc["nn_uniform", "paper_named_entity"] - 20
 
