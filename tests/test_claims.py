@@ -684,9 +684,8 @@ README_SENTENCES = {  # each comparative sentence of the README → the tests ab
         "test_readme_the_perturbation_indicator_on_every_bio_masks_nearly_everything_as_the_papers"
     ],
     "Nor does the paper's quasi-identifier finding appear on either dataset: by that protocol NN DeID masks a determiner "
-    "in under 1% of "
-    "the documents and a gender marker or pronoun in under 3%, and over four-fifths of the words it masks are the "
-    "profile's own.": ["test_readme_by_the_protocol_few_determiners_few_gender_markers_mostly_profile_words"],
+    "in under 1% of the documents and a gender marker or pronoun in under 3%, and over four-fifths of the words it masks "
+    "are the profile's own.": ["test_readme_by_the_protocol_few_determiners_few_gender_markers_mostly_profile_words"],
     "Trained on 1% to 100% of the paper's own training spans (its Fig. 5), the LM-probability classifiers and span "
     "classification come within two points of their full-data F1 from 1% of the spans, as the paper found, and with all "
     "of them match or pass the paper's F1 — yet none scores more than three points above masking every span.": [
