@@ -261,12 +261,32 @@ def longer_training(sweep) -> str:
         )
     else:
         gains = [last.val_named_entity - first.val_named_entity for first, last in ends.values()]
-        trend = f"more epochs add at most {max(gains, default=0):.1f} points to the runs that train every layer"
+        trend = (
+            f"the longer runs that train every layer gain at most {max(gains, default=0):.1f} points from their first "
+            "epoch to their last"
+        )
     return (
         f"- **More passes do not close the gap.** On an {long_runs.device.iloc[0]} GPU lent for one session, runs of up to "
         f"{long_runs.after_epoch.max()} epochs (validation top-1 after named-entity masking): " + "; ".join(runs) + ". "
         f"The best of them, {best.val_named_entity:.1f}%, is {GOAL['named entity'] - best.val_named_entity:.1f} points "
-        f"short of the goal, and {trend}."
+        f"short of the goal, and {trend}.{short_runs_beside(sweep, best)}"
+    )
+
+
+def short_runs_beside(sweep, best_long) -> str:
+    "A sentence putting the best run of at most 3 epochs that trains every layer beside the best longer run."
+    short = sweep[(sweep.epochs <= 3) & (sweep.frozen_layers == 0)]
+    if short.empty:
+        return ""
+    top = short.loc[short.val_named_entity.idxmax()]
+    first = short[short.variant == top.variant].iloc[0]
+    place = (
+        "above every longer run" if top.val_named_entity > best_long.val_named_entity else "below the best longer run"
+    )
+    return (
+        f" The best run of {top.epochs} epochs that trains every layer, `{top.variant}` ({top.device}), went from "
+        f"{first.val_named_entity:.1f}% after epoch 1 to {top.val_named_entity:.1f}% after epoch {top.after_epoch}, "
+        f"{place}."
     )
 
 

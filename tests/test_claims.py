@@ -67,13 +67,13 @@ def test_table2_idf_curves_shifted_to_less_masking_except_plain_idf_at_1_percent
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_table2_baselines_leave_documents_reidentifiable_and_idf_masks_most_words(dataset):
-    "21: 'lexical and named-entity masking leave documents re-identifiable, IDF reaches every level by masking most words'"
+def test_table2_baselines_leave_documents_reidentifiable_and_plain_idf_masks_a_large_share(dataset):
+    "21: 'lexical and named-entity masking leave documents re-identifiable, plain IDF reaches every level only by masking a large share of the words (over 40% at < 25%, over half at < 1%)'"
     t = _table2(dataset).set_index(["level", "method"])
     assert t.loc[("-", "Lexical"), "ensemble_reid"] > 1 and t.loc[("-", "Named entity"), "ensemble_reid"] > 25
     for level in ("<25%", "<5%", "<1%"):
         assert (level, "IDF") in t.index
-    assert t.loc[("<1%", "IDF"), "percent_masked"] > 50
+    assert t.loc[("<25%", "IDF"), "percent_masked"] > 40 and t.loc[("<1%", "IDF"), "percent_masked"] > 50
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -444,6 +444,42 @@ def test_levers_and_table1_bm25_unmasked_differ_because_of_document_length():
     levers = csv("reidentifier_levers_wikibio_2000").set_index("model").loc["bm25", "unmasked"]
     sweep = csv("table2_sweep_wikibio_2000").set_index("method").loc["No redaction", "bm25_top1"]
     assert table1 == sweep != levers
+
+
+# ---------------------------------------------------------------- 29: search speed
+def _search_speed():
+    return csv("search_speed_wikibio_2000").set_index("search")
+
+
+def test_search_speed_exact_greedy_is_textattacks_search_with_the_same_calls_and_words():
+    "29: 'It masks the same words in the same order on every document (checked above) with the same model calls'"
+    t = _search_speed()
+    stock, exact = t.loc["textattack greedy"], t.loc["exact greedy"]
+    assert stock.model_calls_per_doc == exact.model_calls_per_doc
+    for k in (1, 10):
+        assert stock[f"percent_masked_k{k}"] == exact[f"percent_masked_k{k}"]
+
+
+def test_search_speed_approximate_calls_drop_thirtyfold_and_time_tenfold():
+    "29: 'its model calls per document drop more than thirtyfold and its time more than tenfold, one document at a time'"
+    t = _search_speed()
+    one_at_a_time = t.loc[t.index.str.endswith("one document at a time")].iloc[0]
+    assert t.loc["exact greedy", "model_calls_per_doc"] > 30 * one_at_a_time.model_calls_per_doc
+    assert one_at_a_time.speedup_vs_stock > 10
+
+
+def test_search_speed_bfloat16_rows_certified_in_full_precision():
+    "29: 'The two rows `searching with nn_uniform@bfloat16` … their `certified` columns are re-verified in full precision'"
+    t = _search_speed()
+    bfloat16 = t[t.index.str.contains("searching with nn_uniform@bfloat16")]
+    assert len(bfloat16) == 2 and (bfloat16.certified_at_max_k == 1).all()
+
+
+def test_search_speed_pooled_prefilter_masks_over_half_a_point_more_at_k1():
+    "29: 'at K = 1 it masks more than half a point more than exact greedy (the issue's budget)'"
+    t = _search_speed()
+    prefilter = t.loc[t.index.str.endswith("pooled prefilter 32")].iloc[0]
+    assert prefilter.percent_masked_k1 > t.loc["exact greedy", "percent_masked_k1"] + 0.5
 
 
 # ---------------------------------------------------------------- 35, 36, 38: sanitization
