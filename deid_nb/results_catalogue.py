@@ -6,9 +6,14 @@
 from __future__ import annotations
 
 # %% auto #0
-__all__ = ['RESULT_SECTIONS']
+__all__ = ['MADE_BEFORE_RESCORING', 'RESULT_SECTIONS']
 
 # %% ../nbs/90_results_catalogue.ipynb #f82da97e
+# the note on the full-size tables made before `masked_at_k` re-scored each K's text (the next full run drops it)
+MADE_BEFORE_RESCORING = (
+    "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the last may stand "
+    "for a text the searched model still ranks within its top K."
+)
 RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in the paper's order
     "data": [
         (
@@ -22,9 +27,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "table1_motivating",
             "Table 1 — who is re-identified after each redaction",
-            "Top-1 re-identification by each model of the ensemble after each baseline "
-            "redaction (test documents cut to 128 MiniLM tokens, as Table 2; the "
-            "levers measurement scores the full documents, so its top-1 differs).",
+            "Top-1 re-identification by the paper's two re-identifiers (BM25 and the neural `nn_uniform`) after "
+            "each baseline redaction, and the % of words each redaction masks (test documents cut to 128 MiniLM "
+            "tokens, as Table 2; the levers measurement scores the full documents, so its top-1 differs).",
             False,
         ),
         (
@@ -51,16 +56,13 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "or every word masked; judged by `nn_uniform`, `nn_idf`, `nn_compact` and BM25 without the searched model "
             "(`ensemble_reid`, as the paper) and with it; counts with exact (Clopper–Pearson) 95% intervals, where "
             "Table 2 gives bootstrap ones; IDF and the baselines judged alike; a level not reached says so. Full size. "
-            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
-            "last may stand for a text the searched model still ranks within its top K.",
+            + MADE_BEFORE_RESCORING,
             False,
         ),
         (
             "table2_protocol_sweep",
             "Table 2 by the paper's protocol: the sweep",
-            "Every K and IDF fraction. "
-            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
-            "last may stand for a text the searched model still ranks within its top K.",
+            "Every K and IDF fraction. " + MADE_BEFORE_RESCORING,
             True,
         ),
         (
@@ -68,9 +70,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Figure 2 by the paper's protocol",
             "Ensemble re-identification without the searched model (`nn_recipe`) against % of words masked and "
             "information loss, for NN DeID with and without the stopword rule, both IDF sweeps and the baselines; "
-            "the paper's Table 2 points hollow. Full size. "
-            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
-            "last may stand for a text the searched model still ranks within its top K.",
+            "the paper's Table 2 points hollow. Full size. " + MADE_BEFORE_RESCORING,
             False,
         ),
         (
@@ -78,9 +78,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 2's levels against the pool's size",
             "% of words masked at each level by the paper's protocol in nested candidate pools (each holding every "
             "test person), a line in log(pool size) extrapolated to the paper's 728,321 people with its 95% "
-            "prediction interval, and the paper's % masked there (crosses). Full size. "
-            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
-            "last may stand for a text the searched model still ranks within its top K.",
+            "prediction interval, and the paper's % masked there (crosses). Full size. " + MADE_BEFORE_RESCORING,
             False,
         ),
         (
@@ -89,16 +87,13 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Per method and level: the line fitted in log(pool size) over the pools where the level is reached short "
             "of masking every word (its slope per tenfold pool, its intercept at log10(pool) = 0), the prediction at "
             "728,321 people with its 95% prediction interval (Student's t), the paper's % masked beside it. Full size. "
-            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
-            "last may stand for a text the searched model still ranks within its top K.",
+            + MADE_BEFORE_RESCORING,
             False,
         ),
         (
             "table2_pool_size",
             "Table 2's levels in each pool",
-            "Each pool's levels, counts with exact intervals. "
-            "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the "
-            "last may stand for a text the searched model still ranks within its top K.",
+            "Each pool's levels, counts with exact intervals. " + MADE_BEFORE_RESCORING,
             True,
         ),
         (
@@ -134,19 +129,20 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig4_pos",
             "Figure 4 — what NN DeID masks, by part of speech",
-            "Share of each part of speech among the words masked by IDF and by NN DeID at K = 8 (against `nn_uniform` "
-            "and against the hybrid), the same number of word types per document; NN DeID's words are those of the "
-            "text it hands out at K = 8, re-scored (`masked_at_k`). The default-size tables use that text; the full "
-            "size's were made before that re-score, so a few of their masks may be ones the searched model still "
-            "ranks in its top 8.",
+            "Share of each part of speech among the words masked at K = 8 by IDF and by NN DeID against `nn_uniform` "
+            "and against the hybrid (the full size adds IDF (table-aware) and NN DeID against `nn_recipe`, with and "
+            "without the stopword rule), the same number of word types per document. NN DeID's words are those of the "
+            "text it hands out, re-scored (`masked_at_k`); the full size's were made before that re-score, so a few "
+            "may be masks the searched model still ranks in its top 8.",
             False,
         ),
         (
             "table4_quasi_identifiers",
             "Table 4 — quasi-identifiers",
-            "The words NN DeID masks most often that a named-entity redaction leaves, in the text it hands out at "
-            "K = 8, re-scored (`masked_at_k`). The default-size tables use that text; the full size's were made "
-            "before that re-score, so a few of their masks may be ones the searched model still ranks in its top 8.",
+            "Every word NN DeID masks in the text it hands out at K = 8, by category: the profile's own words, named "
+            "entities, then the quasi-identifiers a named-entity redaction leaves (their shares in "
+            "`percent_of_quasi_identifiers`), with examples. The text is re-scored (`masked_at_k`); the full size's "
+            "was made before that re-score, so a few masks may be ones the searched model still ranks in its top 8.",
             False,
         ),
         ("table4_examples", "Table 4's examples", "De-identified documents at several K.", True),
@@ -179,7 +175,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "reidentifier_levers_conditions",
             "Measurement: the levers by condition",
-            "The same, per masking condition.",
+            "The % of words each masking condition of the levers table masks, on the full test documents, the "
+            "paper's beside.",
             True,
         ),
         (
@@ -192,14 +189,16 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "lexical_channel_grid",
             "Measurement: the hybrid's lexical channel",
-            "Validation top-1 over the lexical weight grid and term sets.",
+            "One row per BM25 setting of the hybrid's lexical channel: its weight fitted on validation, validation "
+            "and test top-1 per masking condition, and the row chosen.",
             True,
         ),
         (
             "adversary_comparison",
             "Measurement: NN DeID against different adversaries",
             "% masked, ensemble re-identification and certificates at K = 1 when NN DeID hides from each "
-            "re-identifier (approximate search on the full test documents, % masked as a corpus average; Appendix B "
+            "re-identifier (approximate search on the test documents not cut to 128 tokens, the first 30 at the "
+            "default size and all 200 at the full size; % masked as a corpus average; Appendix B "
             "and Table 2 cut documents to 128 tokens and average per document, so they show more masked).",
             True,
         ),
@@ -286,7 +285,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig6_perturbation_threshold",
             "Figure 6 — the perturbation indicator's threshold",
-            "TAB precision and recall as the threshold moves.",
+            "TAB precision and recall over the 100 bios as the threshold moves (default size: the first 23 assessed, "
+            "every span of the other 77 counted as masked; full size: every bio assessed).",
             False,
         ),
     ],
@@ -327,8 +327,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "infill_fine_tuned",
             "The fine-tuned infiller (a CPU-sized substitute for the paper's training)",
-            "SmolLM2-135M fine-tuned on the attack's own inputs for training-split people (about twenty examples "
-            "at the default size, 1,272 at the full size; the paper: 160,000), beside the zero-shot SmolLM2 and "
+            "SmolLM2-135M fine-tuned on the attack's own inputs for training-split people (the count in "
+            "`training_examples`; the paper: 160,000), beside the zero-shot SmolLM2 and "
             "the copy infiller on the same test spans, the paper's GLM beside.",
             False,
         ),

@@ -482,6 +482,41 @@ def test_search_speed_pooled_prefilter_masks_over_half_a_point_more_at_k1():
     assert prefilter.percent_masked_k1 > t.loc["exact greedy", "percent_masked_k1"] + 0.5
 
 
+def test_search_speed_last_layer_estimate_within_half_a_point_of_greedy_and_the_prefilter_masks_more():
+    "12a: 'the approximate search with this estimate masks within half a point of exact greedy at K = 1 and K = 10, and asking it only about the pooled estimate's best candidates (`prefilter`) masks more at both'"
+    t = _search_speed()
+    last_layer = t.loc[t.index.str.endswith("searching with nn_uniform@bfloat16")].iloc[0]
+    prefilter = t.loc[t.index.str.endswith("pooled prefilter 32")].iloc[0]
+    for k in (1, 10):
+        column = f"percent_masked_k{k}"
+        assert abs(last_layer[column] - t.loc["exact greedy", column]) < 0.5
+        assert prefilter[column] > last_layer[column]
+
+
+def test_search_speed_bfloat16_search_is_faster_than_float32():
+    "06: 'bfloat16 where the CPU multiplies it natively; `29_search_speed` measures what it saves a whole search'"
+    t = _search_speed()
+    float32 = t.loc[t.index.str.endswith("20 documents in lockstep")].iloc[0]
+    bfloat16 = t.loc[t.index.str.endswith("searching with nn_uniform@bfloat16")].iloc[0]
+    assert bfloat16.docs_per_min > float32.docs_per_min
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_levers_grid_validation_means_within_ten_points(dataset):
+    "17b: 'they lie within ten points of each other on either dataset'"
+    grid = csv(f"lexical_channel_grid_{dataset}")
+    assert grid.validation_mean.max() - grid.validation_mean.min() < 10
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_registry_default_hybrid_gives_up_the_lexical_column_and_some_speed(dataset):
+    "14: 'what it gives up is the lexical column, where it re-identifies fewer documents than `nn_uniform` …, and some search speed'"
+    levers = csv(f"reidentifier_levers_{dataset}").set_index("model")
+    assert levers.loc["nn_unfrozen_bm25", "lexical"] < levers.loc["nn_uniform", "lexical"]
+    adversaries = csv(f"adversary_comparison_{dataset}").set_index("adversary")
+    assert adversaries.loc["nn_uniform_bm25", "seconds"] > adversaries.loc["nn_uniform", "seconds"]
+
+
 # ---------------------------------------------------------------- 35, 36, 38: sanitization
 def test_table3_recogniser_org_and_misc_most_frequent_quantity_rarest():
     "35: 'ORG and MISC, although the most frequent gold types of these bios, are the least surface-marked, and QUANTITY is the rarest'"
@@ -644,6 +679,13 @@ def test_fig5_default_run_is_one_seed_of_the_full_run():
         "adversary accuracy %"
     ]
     assert len(default) >= 4 and (full.loc[default.index] == default).all()
+
+
+def test_seed_summary_last_epoch_and_tail_mean_differ_by_as_much_as_twenty_points():
+    "54b: 'in its full-size seeds table a run's last epoch and the mean of its last ten differ by as much as twenty points'"
+    seeds = csv("adversarial_fig5_seeds_full_wikibio_2000")
+    gap = (seeds["adversary accuracy %"] - seeds["last epoch %"]).abs()
+    assert 20 <= gap.max() < 25
 
 
 # ---------------------------------------------------------------- 62: the report card
