@@ -137,6 +137,45 @@ def _padded(batch: Sequence[tuple[list[int], list[int]]], pad_id: int, device) -
         )
     return ids.to(device), labels.to(device), mask.to(device)
 
+# %% ../../nbs/43b_fine_tuned_infiller.ipynb #7718cc86
+def _training_batches(n_examples: int, config: InfillerTraining) -> list[np.ndarray]:
+    "The example indices of every step in order: one shuffled pass per epoch, cut into batches (fixed by the seed)."
+    rng = np.random.default_rng(config.seed)
+    orders = [rng.permutation(n_examples) for _ in range(config.epochs)]
+    return [
+        order[start : start + config.batch_size]
+        for order in orders
+        for start in range(0, n_examples, config.batch_size)
+    ]
+
+
+def _save_checkpoint(path: Path, model, optimiser, schedule, losses: list[float]):
+    "The training state after `len(losses)` steps, written to a temporary file renamed over `path`."
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {
+        "model": model.state_dict(),
+        "optimiser": optimiser.state_dict(),
+        "schedule": schedule.state_dict(),
+        "random": torch.get_rng_state(),
+        "losses": losses,
+    }
+    temporary = path.with_name(f".{path.name}.tmp")
+    torch.save(state, temporary)
+    os.replace(temporary, path)
+
+
+def _resumed_losses(path: Path | None, model, optimiser, schedule, device) -> list[float]:
+    "The losses of the steps a checkpoint at `path` holds, with the training state restored from it ([] if none)."
+    if path is None or not Path(path).exists():
+        return []
+    state = torch.load(path, map_location=device, weights_only=True)  # tensors and numbers only: no code runs
+    model.load_state_dict(state["model"])
+    optimiser.load_state_dict(state["optimiser"])
+    schedule.load_state_dict(state["schedule"])
+    torch.set_rng_state(state["random"].cpu())
+    logger.info("fine-tuning resumed after step %d from %s", len(state["losses"]), path)
+    return list(state["losses"])
+
 # %% ../../nbs/43b_fine_tuned_infiller.ipynb #a57f32d1
 def fine_tune_infiller(
     model,
@@ -144,25 +183,26 @@ def fine_tune_infiller(
     examples: pd.DataFrame,  # `infilling_examples` rows
     config: InfillerTraining = InfillerTraining(),
     device=None,  # None: the rule of `deid_nb.core.resolve_device`
+    checkpoint: Path | None = None,  # a file to resume from and to save the training state to (None: keep none)
+    checkpoint_every: int = 20,  # steps between two checkpoints
 ) -> list[float]:
     "Train `model` in place to write each example's answer after its prompt; returns the loss of every step."
     seed_everything(config.seed)
     device, rows = resolve_device(device), examples.to_dict("records")
     sequences = [training_sequence(tokenizer, row, config.max_prompt_tokens) for row in rows]
-    steps = config.epochs * -(-len(sequences) // config.batch_size)
+    batches = _training_batches(len(sequences), config)
     optimiser = torch.optim.AdamW(model.to(device).train().parameters(), lr=config.learning_rate)
-    schedule = get_linear_schedule_with_warmup(optimiser, int(config.warmup * steps), steps)
-    rng, losses = np.random.default_rng(config.seed), []
-    for order in (rng.permutation(len(sequences)) for _ in range(config.epochs)):
-        for start in range(0, len(order), config.batch_size):
-            ids, labels, mask = _padded(
-                [sequences[i] for i in order[start : start + config.batch_size]], tokenizer.pad_token_id, device
-            )
-            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimiser.step(), schedule.step(), optimiser.zero_grad()
-            losses.append(float(loss.detach()))
+    schedule = get_linear_schedule_with_warmup(optimiser, int(config.warmup * len(batches)), len(batches))
+    losses = _resumed_losses(checkpoint, model, optimiser, schedule, device)
+    for batch in batches[len(losses) :]:
+        ids, labels, mask = _padded([sequences[i] for i in batch], tokenizer.pad_token_id, device)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step(), schedule.step(), optimiser.zero_grad()
+        losses.append(float(loss.detach()))
+        if checkpoint is not None and (len(losses) % checkpoint_every == 0 or len(losses) == len(batches)):
+            _save_checkpoint(Path(checkpoint), model, optimiser, schedule, losses)
     model.eval()
     return losses
 
@@ -212,9 +252,10 @@ def load_fine_tuned_infiller(
 ) -> tuple[object, object, dict]:
     "(model, tokenizer, training record): fine-tuned from `base` on `examples` the first time, loaded from disk after."
     target = fine_tuned_dir(examples, base, config, artifacts_dir)
+    checkpoint = target.with_name(f".{target.name}.checkpoint.pt")
     if not (target / "training.json").exists():
         model, tokenizer = load_causal_lm(base, device, artifacts_dir)
-        losses = fine_tune_infiller(model, tokenizer, examples, config, device)
+        losses = fine_tune_infiller(model, tokenizer, examples, config, device, checkpoint)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
         try:
@@ -226,5 +267,6 @@ def load_fine_tuned_infiller(
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        checkpoint.unlink(missing_ok=True)
     model, tokenizer = load_causal_lm(str(target), device)
     return model, tokenizer, json.loads((target / "training.json").read_text())
