@@ -253,17 +253,34 @@ def test_table3_unmasked_accuracy_at_or_near_its_ceiling(dataset):
     assert t.accuracy_0.min() >= 95 and t.loc["Baseline fine-tune", "accuracy_0"] == 100
 
 
-def test_table3_full_size_word_dropout_largest_gain_idf_a_point_above_uniform_and_the_same_directions():
-    "22, full size (every person of WikiBio-2000): 'word dropout is again the largest single gain, but IDF-weighted dropout comes out a point above uniform (one document)'; 'the three move the same ways'; combined no better than its best ingredient; 'the baseline … at the full size 99%: one validation document missed'."
-    t = csv("table3_ablation_full_wikibio_2000").set_index("variant")
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_table3_full_size_word_dropout_largest_gain_and_idf_a_point_above_uniform(dataset):
+    "22, full size (every person of the dataset): 'word dropout is again the largest single gain on both datasets, but IDF-weighted dropout comes out a point above uniform (one document) on both'; combined no better than its best ingredient; unmasked accuracy at or near its ceiling."
+    t = csv(f"table3_ablation_full_{dataset}").set_index("variant")
     masked, base = t.accuracy_30, t.accuracy_30["Baseline fine-tune"]
     dropout = masked[["+ word dropout (uniform)", "word dropout by IDF"]]
     assert dropout.max() == masked[SINGLE].max() and (dropout > base).all()
     assert round(masked["word dropout by IDF"] - masked["+ word dropout (uniform)"], 1) == 1.0  # one document of 100
-    assert masked["+ label smoothing 0.1"] > base and masked["+ coordinate ascent (table encoder)"] > base
-    assert masked["+ bigger embedding (768→3072)"] < base
     assert masked["combined"] <= masked[SINGLE].max()
-    assert round(t.loc["Baseline fine-tune", "accuracy_0"], 1) == 99.0 and t.accuracy_0.min() >= 95
+    assert t.accuracy_0.min() >= 95
+
+
+def test_table3_full_size_the_other_three_ingredients():
+    "22, full size: 'on WikiBio-2000 the three move the same ways, while on WikiBio-mini label smoothing leaves it where it was, coordinate ascent raises it by one document and the bigger embedding lowers it by five'; 'at the full size on WikiBio-2000 99%: one validation document missed'."
+    changes = {
+        dataset: csv(f"table3_ablation_full_{dataset}")
+        .set_index("variant")
+        .accuracy_30.pipe(lambda masked: (masked - masked["Baseline fine-tune"]).round(1))
+        for dataset in DATASETS
+    }
+    wikibio = changes["wikibio_2000"]
+    assert wikibio["+ label smoothing 0.1"] > 0 and wikibio["+ coordinate ascent (table encoder)"] > 0
+    assert wikibio["+ bigger embedding (768→3072)"] < 0
+    mini = changes["wikibio_mini"]
+    assert mini["+ label smoothing 0.1"] == 0.0  # one document = 1 point at 100 validation documents
+    assert (mini["+ coordinate ascent (table encoder)"], mini["+ bigger embedding (768→3072)"]) == (1.0, -5.0)
+    baseline = csv("table3_ablation_full_wikibio_2000").set_index("variant").loc["Baseline fine-tune", "accuracy_0"]
+    assert round(baseline, 1) == 99.0
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
