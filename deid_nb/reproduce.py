@@ -15,13 +15,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from fastcore.basics import patch
 from .core import atomic_write, cache_root, get_figures_dir, get_logger
 from .readme import headline_markdown, update_readme
-from .results_pages import record_timing, write_result_pages
+from .results_pages import record_full_size_tasks, record_timing, write_result_pages
 from deid_nb.run_plan import (
     Experiment,
     ReproduceError,
@@ -244,6 +245,7 @@ def reproduce(
     plan: RunPlan,
     force: bool = False,
     jobs: int = 1,  # notebooks executed at once (each in its own kernel); a task starts once those it needs are done
+    on_ran: Callable[[dict], None] | None = None,  # called with each task's record as soon as it has run
 ) -> list[dict]:
     "Run every task of `plan` not already done (all with `force`); returns one record per task, in plan order."
     check_overrides(plan)
@@ -256,6 +258,8 @@ def reproduce(
     run = _run_in_order if jobs <= 1 else _run_at_once
     for (notebook, dataset), _seconds in run(plan, waiting, jobs):
         records[notebook, dataset] = _record(plan, notebook, dataset, "ran")
+        if on_ran is not None:
+            on_ran(records[notebook, dataset])
     return [records[t] for t in tasks]
 
 # %% ../nbs/91a_reproduce.ipynb #87d3baac
@@ -334,6 +338,14 @@ def _listed(experiment: Experiment, size: str) -> str:
     return f"{line} — full: {experiment.full}" if experiment.full else f"{line} — full = default"
 
 # %% ../nbs/91a_reproduce.ipynb #10b3499e
+def _full_size_timer(plan: RunPlan, jobs: int) -> Callable[[dict], None] | None:
+    "At the full size (at its own sizes and seeds), what records each task in `figures/full_size_tasks.csv` as it ends."
+    if plan.size != "full" or plan.overrides or plan.seed is not None:
+        return None
+    machine, commit, today = f"{os.cpu_count()}-core CPU", _commit(cache_root()), time.strftime("%Y-%m-%d")
+    return lambda record: record_full_size_tasks(get_figures_dir(), [record], jobs, machine, commit, today)
+
+
 def run_reproduce(args: argparse.Namespace) -> int:
     "Carry out parsed `deid-nb reproduce` arguments: 0 on success, 1 (reason on stderr) on a bad selection or override."
     try:
@@ -353,7 +365,8 @@ def run_reproduce(args: argparse.Namespace) -> int:
         check_overrides(plan)
         _writable_figures_dir()
         logger.info("reproduce: %d tasks, size %s", len(plan.tasks()), plan.size)
-        start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs)
+        timer = _full_size_timer(plan, args.jobs)
+        start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs, on_ran=timer)
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)
         return 1

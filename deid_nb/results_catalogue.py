@@ -9,10 +9,10 @@ from __future__ import annotations
 __all__ = ['MADE_BEFORE_RESCORING', 'RESULT_SECTIONS']
 
 # %% ../nbs/90_results_catalogue.ipynb #f82da97e
-# the note on the full-size tables made before `masked_at_k` re-scored each K's text (the next full run drops it)
+# the note on WikiBio-mini's full-size tables, older than `masked_at_k`'s re-score (its next full run drops it)
 MADE_BEFORE_RESCORING = (
-    "Made before each K's text was re-scored (`masked_at_k`): until the next full run, a K below the last may stand "
-    "for a text the searched model still ranks within its top K."
+    "WikiBio-mini's was made before each K's text was re-scored (`masked_at_k`): until its next full run, a K below "
+    "the last may stand for a text the searched model still ranks within its top K."
 )
 RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in the paper's order
     "data": [

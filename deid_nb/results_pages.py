@@ -14,9 +14,10 @@ from .experiments import markdown_table, sized_stem
 from .results_catalogue import RESULT_SECTIONS
 
 # %% auto #0
-__all__ = ['DATASET_ORDER', 'DATASET_TITLES', 'SYSTEM_PAGES', 'GENERATED_NOTE', 'TIMING_COLUMNS', 'RUN_SIZE_LINE', 'MINI_LINE',
-           'entry_markdown', 'timings', 'system_page', 'figures_index', 'result_pages', 'write_result_pages',
-           'record_timing']
+__all__ = ['DATASET_ORDER', 'DATASET_TITLES', 'SYSTEM_PAGES', 'GENERATED_NOTE', 'TIMING_COLUMNS', 'FULL_SIZE_TASKS',
+           'FULL_SIZE_TASK_COLUMNS', 'RUN_SIZE_LINE', 'MINI_LINE', 'entry_markdown', 'timings', 'full_size_tasks',
+           'record_full_size_tasks', 'full_size_tally', 'system_page', 'figures_index', 'result_pages',
+           'write_result_pages', 'record_timing']
 
 # %% ../nbs/90a_results_pages.ipynb #2743b903
 DATASET_ORDER = ("wikibio_2000", "wikibio_mini", "wiki_annotated", "all")
@@ -137,6 +138,61 @@ def _time_line(figures_dir: Path, system: str) -> str:
         for r in rows.itertuples()
     )
 
+# %% ../nbs/90a_results_pages.ipynb #79254ef1
+FULL_SIZE_TASKS = "full_size_tasks.csv"
+FULL_SIZE_TASK_COLUMNS = ["notebook", "dataset", "minutes", "resumed", "jobs", "machine", "commit", "date"]
+
+
+def full_size_tasks(figures_dir: Path) -> pd.DataFrame:
+    "The timed full-size tasks, `figures/full_size_tasks.csv` (empty, with its columns, when there is none)."
+    path = Path(figures_dir) / FULL_SIZE_TASKS
+    table = pd.read_csv(path, dtype={"commit": str, "date": str}) if path.exists() else pd.DataFrame()
+    return table.reindex(columns=FULL_SIZE_TASK_COLUMNS)
+
+
+def record_full_size_tasks(
+    figures_dir: Path, records: list[dict], jobs: int, machine: str, commit: str, date: str
+) -> pd.DataFrame:
+    "Record the tasks a full-size run ran (`records` as the runner gives them), each replacing its earlier row."
+    ran = pd.DataFrame(
+        [
+            {
+                "notebook": r["notebook"],
+                "dataset": r["dataset"],
+                "minutes": round((r["seconds"] + r["earlier_attempts_seconds"]) / 60, 1),
+                "resumed": r["earlier_attempts_seconds"] > 0,
+                "jobs": jobs,
+                "machine": machine,
+                "commit": commit,
+                "date": date,
+            }
+            for r in records
+            if r["status"] == "ran"
+        ],
+        columns=FULL_SIZE_TASK_COLUMNS,
+    )
+    recorded = full_size_tasks(figures_dir)
+    rerun = set(zip(ran.notebook, ran.dataset))
+    kept = recorded[[task not in rerun for task in zip(recorded.notebook, recorded.dataset)]]
+    table = pd.concat([f for f in (kept, ran) if len(f)], ignore_index=True)
+    table = table.reindex(columns=FULL_SIZE_TASK_COLUMNS).sort_values(["notebook", "dataset"], ignore_index=True)
+    with atomic_write(Path(figures_dir) / FULL_SIZE_TASKS, encoding="utf-8") as f:
+        table.to_csv(f, index=False)
+    return table
+
+
+def full_size_tally(figures_dir: Path, tasks: list[tuple[str, str]]) -> dict:
+    "How much of the full size's `tasks` ((notebook, dataset) pairs) is timed: counts, hours, the notebooks not yet."
+    recorded = full_size_tasks(figures_dir)
+    minutes = dict(zip(zip(recorded.notebook, recorded.dataset), recorded.minutes))
+    timed = [task for task in tasks if task in minutes]
+    return {
+        "timed": len(timed),
+        "tasks": len(tasks),
+        "hours": sum(minutes[task] for task in timed) / 60,
+        "not_timed": sorted({notebook for notebook, dataset in tasks if (notebook, dataset) not in minutes}),
+    }
+
 # %% ../nbs/90a_results_pages.ipynb #5a1e0c03
 RUN_SIZE_LINE = (
     "- **Run size**: the default (`make reproduce`), except where a title says *full size* "
@@ -191,7 +247,7 @@ def system_page(figures_dir: Path, system: str) -> str:
 
 # %% ../nbs/90a_results_pages.ipynb #5a1e0c06
 def figures_index(figures_dir: Path) -> str:
-    "`figures/README.md`: a row per system's page (title, notebooks, tables and figures), then the recorded run times."
+    "`figures/README.md`: a row per system's page (title, notebooks, tables and figures), then the recorded times."
     figures_dir, rows = Path(figures_dir), []
     for system, (title, notebooks, _) in [(s, page) for s, page in SYSTEM_PAGES.items() if (figures_dir / s).is_dir()]:
         files = [
@@ -222,6 +278,18 @@ def figures_index(figures_dir: Path) -> str:
     recorded = timings(figures_dir)
     if len(recorded):
         lines += ["## Run times, as measured", "", markdown_table(recorded.drop(columns="systems"))]
+    tasks = full_size_tasks(figures_dir)
+    if len(tasks):
+        lines += [
+            "## The full size, task by task",
+            "",
+            (
+                f"Each task's own minutes in the newest full-size run that ran it (`{FULL_SIZE_TASKS}`): "
+                f"{len(tasks)} tasks, {tasks.minutes.sum() / 60:.1f} hours of notebook time."
+            ),
+            "",
+            markdown_table(tasks),
+        ]
     if (figures_dir / "scale").is_dir():
         lines += ["The scaling measurements (`benchmarks/scale.py`) keep their own folder, [scale/](scale/)."]
     return "\n".join(lines).rstrip() + "\n"

@@ -64,8 +64,8 @@ def test_results_pages_are_up_to_date(path):
 
 
 def test_every_system_has_its_folder_and_page_and_nothing_lies_outside():
-    "figures/ holds one folder per system (and scale/, the benchmarks'), its index and the recorded times — no loose tables."
-    assert {p.name for p in FIGURES.iterdir()} == {*SYSTEMS, "scale", "README.md", "timings.csv"}
+    "figures/ holds one folder per system (and scale/, the benchmarks'), its index and the recorded times (the runs', the full size's tasks') — no loose tables."
+    assert {p.name for p in FIGURES.iterdir()} == {*SYSTEMS, "scale", "README.md", "timings.csv", "full_size_tasks.csv"}
     for system in SYSTEMS:
         assert (FIGURES / system / "README.md").exists()
         assert "Other outputs" not in (FIGURES / system / "README.md").read_text(
