@@ -114,16 +114,16 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "fig3_two_reidentifiers",
             "Figure 3 — hiding from one re-identifier, seen by another",
             "Ranks of the true person under the search's own model and a second model, per document, at K = 8. "
-            "The full size's was made before each K's text was re-scored (`masked_at_k`), so its masks at K = 8 may "
-            "be ones the searched model still ranks within its top 8.",
+            "WikiBio-mini's full size was made before each K's text was re-scored (`masked_at_k`), so its masks at "
+            "K = 8 may be ones the searched model still ranks within its top 8.",
             False,
         ),
         (
             "fig3_transfer",
             "Figure 3 in numbers",
-            "How many documents hidden from one model the other still finds. The full size's was made before each K's "
-            "text was re-scored (`masked_at_k`): its `own_rank_ge_k` below 100% counts such texts, with any document "
-            "no text of its search hides.",
+            "How many documents hidden from one model the other still finds; `own_rank_ge_k` below 100% counts the "
+            "documents no text of the search hides. WikiBio-mini's full size was made before each K's text was "
+            "re-scored (`masked_at_k`), so there it counts texts the searched model still ranks in its top K too.",
             True,
         ),
         (
@@ -132,8 +132,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Share of each part of speech among the words masked at K = 8 by IDF and by NN DeID against `nn_uniform` "
             "and against the hybrid (the full size adds IDF (table-aware) and NN DeID against `nn_recipe`, with and "
             "without the stopword rule), the same number of word types per document. NN DeID's words are those of the "
-            "text it hands out, re-scored (`masked_at_k`); the full size's were made before that re-score, so a few "
-            "may be masks the searched model still ranks in its top 8.",
+            "text it hands out, re-scored (`masked_at_k`); WikiBio-mini's full size was made before that re-score, so "
+            "a few there may be masks the searched model still ranks in its top 8.",
             False,
         ),
         (
@@ -141,8 +141,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 4 — quasi-identifiers",
             "Every word NN DeID masks in the text it hands out at K = 8, by category: the profile's own words, named "
             "entities, then the quasi-identifiers a named-entity redaction leaves (their shares in "
-            "`percent_of_quasi_identifiers`), with examples. The text is re-scored (`masked_at_k`); the full size's "
-            "was made before that re-score, so a few masks may be ones the searched model still ranks in its top 8.",
+            "`percent_of_quasi_identifiers`), with examples. The text is re-scored (`masked_at_k`); WikiBio-mini's "
+            "full size predates that re-score, so a few masks there may be ones the searched model ranks in its top 8.",
             False,
         ),
         ("table4_examples", "Table 4's examples", "De-identified documents at several K.", True),
