@@ -6,14 +6,9 @@
 from __future__ import annotations
 
 # %% auto #0
-__all__ = ['MADE_BEFORE_RESCORING', 'RESULT_SECTIONS']
+__all__ = ['RESULT_SECTIONS']
 
 # %% ../nbs/90_results_catalogue.ipynb #f82da97e
-# the note on WikiBio-mini's full-size tables, older than `masked_at_k`'s re-score (its next full run drops it)
-MADE_BEFORE_RESCORING = (
-    "WikiBio-mini's was made before each K's text was re-scored (`masked_at_k`): until its next full run, a K below "
-    "the last may stand for a text the searched model still ranks within its top K."
-)
 RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in the paper's order
     "data": [
         (
@@ -55,14 +50,13 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "NN DeID against `nn_recipe`, with and without the stopword rule, K doubled until every level is reached "
             "or every word masked; judged by `nn_uniform`, `nn_idf`, `nn_compact` and BM25 without the searched model "
             "(`ensemble_reid`, as the paper) and with it; counts with exact (Clopper–Pearson) 95% intervals, where "
-            "Table 2 gives bootstrap ones; IDF and the baselines judged alike; a level not reached says so. Full size. "
-            + MADE_BEFORE_RESCORING,
+            "Table 2 gives bootstrap ones; IDF and the baselines judged alike; a level not reached says so. Full size.",
             False,
         ),
         (
             "table2_protocol_sweep",
             "Table 2 by the paper's protocol: the sweep",
-            "Every K and IDF fraction. " + MADE_BEFORE_RESCORING,
+            "Every K and IDF fraction.",
             True,
         ),
         (
@@ -70,7 +64,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Figure 2 by the paper's protocol",
             "Ensemble re-identification without the searched model (`nn_recipe`) against % of words masked and "
             "information loss, for NN DeID with and without the stopword rule, both IDF sweeps and the baselines; "
-            "the paper's Table 2 points hollow. Full size. " + MADE_BEFORE_RESCORING,
+            "the paper's Table 2 points hollow. Full size.",
             False,
         ),
         (
@@ -78,7 +72,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 2's levels against the pool's size",
             "% of words masked at each level by the paper's protocol in nested candidate pools (each holding every "
             "test person), a line in log(pool size) extrapolated to the paper's 728,321 people with its 95% "
-            "prediction interval, and the paper's % masked there (crosses). Full size. " + MADE_BEFORE_RESCORING,
+            "prediction interval, and the paper's % masked there (crosses). Full size.",
             False,
         ),
         (
@@ -86,14 +80,13 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 2's levels extrapolated to the paper's pool",
             "Per method and level: the line fitted in log(pool size) over the pools where the level is reached short "
             "of masking every word (its slope per tenfold pool, its intercept at log10(pool) = 0), the prediction at "
-            "728,321 people with its 95% prediction interval (Student's t), the paper's % masked beside it. Full size. "
-            + MADE_BEFORE_RESCORING,
+            "728,321 people with its 95% prediction interval (Student's t), the paper's % masked beside it. Full size.",
             False,
         ),
         (
             "table2_pool_size",
             "Table 2's levels in each pool",
-            "Each pool's levels, counts with exact intervals. " + MADE_BEFORE_RESCORING,
+            "Each pool's levels, counts with exact intervals.",
             True,
         ),
         (
@@ -113,17 +106,14 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "fig3_two_reidentifiers",
             "Figure 3 — hiding from one re-identifier, seen by another",
-            "Ranks of the true person under the search's own model and a second model, per document, at K = 8. "
-            "WikiBio-mini's full size was made before each K's text was re-scored (`masked_at_k`), so its masks at "
-            "K = 8 may be ones the searched model still ranks within its top 8.",
+            "Ranks of the true person under the search's own model and a second model, per document, at K = 8.",
             False,
         ),
         (
             "fig3_transfer",
             "Figure 3 in numbers",
             "How many documents hidden from one model the other still finds; `own_rank_ge_k` below 100% counts the "
-            "documents no text of the search hides. WikiBio-mini's full size was made before each K's text was "
-            "re-scored (`masked_at_k`), so there it counts texts the searched model still ranks in its top K too.",
+            "documents no text of the search hides.",
             True,
         ),
         (
@@ -132,8 +122,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Share of each part of speech among the words masked at K = 8 by IDF and by NN DeID against `nn_uniform` "
             "and against the hybrid (the full size adds IDF (table-aware) and NN DeID against `nn_recipe`, with and "
             "without the stopword rule), the same number of word types per document. NN DeID's words are those of the "
-            "text it hands out, re-scored (`masked_at_k`); WikiBio-mini's full size was made before that re-score, so "
-            "a few there may be masks the searched model still ranks in its top 8.",
+            "text it hands out, re-scored (`masked_at_k`).",
             False,
         ),
         (
@@ -141,8 +130,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "Table 4 — quasi-identifiers",
             "Every word NN DeID masks in the text it hands out at K = 8, by category: the profile's own words, named "
             "entities, then the quasi-identifiers a named-entity redaction leaves (their shares in "
-            "`percent_of_quasi_identifiers`), with examples. The text is re-scored (`masked_at_k`); WikiBio-mini's "
-            "full size predates that re-score, so a few masks there may be ones the searched model ranks in its top 8.",
+            "`percent_of_quasi_identifiers`), with examples. The text is re-scored (`masked_at_k`).",
             False,
         ),
         ("table4_examples", "Table 4's examples", "De-identified documents at several K.", True),
