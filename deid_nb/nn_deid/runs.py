@@ -317,7 +317,7 @@ def masked_at_k(
     k: int,
     reidentifier,  # the model the results hid from: every text is re-scored with it (`released_at_k`)
 ) -> dict[str, str]:
-    "{person_id: the document de-identified for K = `k`}: the first text of each search that `reidentifier` ranks ≥ k."
+    "{person_id: the text released for K = `k`}: the first text of each search that `reidentifier` ranks ≥ k."
     return dict(zip([r.certificate.person_id for r in results], released_at_k(results, reidentifier, k)))
 
 # %% ../../nbs/18_runs.ipynb #25d79014
