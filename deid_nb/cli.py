@@ -263,7 +263,7 @@ def add_reproduce_command(commands) -> argparse.ArgumentParser:
     )
     run.add_argument("--nbs-dir", help="folder holding the notebooks (default: the checkout's nbs/)")
     run.add_argument(
-        "--no-readme", action="store_true", help="do not rewrite the results pages or the README's headline"
+        "--no-readme", action="store_true", help="do not rewrite the results pages or the README's generated regions"
     )
     return run
 

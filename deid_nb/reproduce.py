@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fastcore.basics import patch
 from .core import atomic_write, cache_root, get_figures_dir, get_logger
-from .readme import headline_markdown, update_readme
+from .readme import full_size_markdown, headline_markdown, update_readme
 from .results_pages import record_full_size_tasks, record_timing, write_result_pages
 from deid_nb.run_plan import (
     Experiment,
@@ -269,8 +269,20 @@ def _commit(root: Path) -> str:
     return found.stdout.strip() if found.returncode == 0 else ""
 
 
-def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: int):
-    "Record the run's time; rewrite the results pages and the README's headline (and nbs/index.ipynb, when present)."
+def _rewrite_readme_region(region: str, section: str):
+    "Replace `region` of the checkout's README (and of nbs/index.ipynb, its source, when present); no README: nothing."
+    readme, index = cache_root() / "README.md", cache_root() / "nbs" / "index.ipynb"
+    if readme.exists():
+        update_readme(readme, section, region, index=index if index.exists() else None)
+
+
+def _planned_full_size_tasks(every: list[Experiment]) -> list[tuple[str, str]]:
+    "The full size's tasks over `every` experiment notebook, as (notebook, dataset) names."
+    return [(notebook.stem, dataset) for notebook, dataset in RunPlan(every, "full").tasks()]
+
+
+def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: int, every: list[Experiment]):
+    "Record the run's time; rewrite the results pages and the README's regions (and nbs/index.ipynb, when present)."
     root, figures, ran = cache_root(), get_figures_dir(), sum(r["status"] == "ran" for r in records)
     machine, commit, today = f"{os.cpu_count()}-core CPU", _commit(root), time.strftime("%Y-%m-%d")
     record_timing(
@@ -296,9 +308,8 @@ def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: 
             today,
         )
     write_result_pages(figures)
-    readme, index = root / "README.md", root / "nbs" / "index.ipynb"
-    if readme.exists():
-        update_readme(readme, headline_markdown(figures), "headline", index=index if index.exists() else None)
+    _rewrite_readme_region("headline", headline_markdown(figures))
+    _rewrite_readme_region("full_size", full_size_markdown(figures, _planned_full_size_tasks(every)))
 
 # %% ../nbs/91a_reproduce.ipynb #b2d6e8f1
 def _rewrite_results_if_published(
@@ -308,7 +319,7 @@ def _rewrite_results_if_published(
     if plan.size not in ("default", "full"):
         return
     if len(records) == len(RunPlan(every, plan.size).tasks()) and not plan.overrides and plan.seed is None:
-        _rewrite_results(records, plan.size, wall_seconds, jobs)
+        _rewrite_results(records, plan.size, wall_seconds, jobs, every)
     else:
         logger.info(
             "not every notebook, or not their own sizes and seeds (--only, --datasets, --overrides, --seed): "
@@ -338,12 +349,20 @@ def _listed(experiment: Experiment, size: str) -> str:
     return f"{line} — full: {experiment.full}" if experiment.full else f"{line} — full = default"
 
 # %% ../nbs/91a_reproduce.ipynb #10b3499e
-def _full_size_timer(plan: RunPlan, jobs: int) -> Callable[[dict], None] | None:
-    "At the full size (at its own sizes and seeds), what records each task in `figures/full_size_tasks.csv` as it ends."
+def _full_size_timer(
+    plan: RunPlan, every: list[Experiment], jobs: int, readme: bool = True
+) -> Callable[[dict], None] | None:
+    "At the full size (own sizes, seeds): what records each task as it ends and (`readme`) rewrites the README's time."
     if plan.size != "full" or plan.overrides or plan.seed is not None:
         return None
     machine, commit, today = f"{os.cpu_count()}-core CPU", _commit(cache_root()), time.strftime("%Y-%m-%d")
-    return lambda record: record_full_size_tasks(get_figures_dir(), [record], jobs, machine, commit, today)
+
+    def record(task: dict):
+        record_full_size_tasks(get_figures_dir(), [task], jobs, machine, commit, today)
+        if readme:
+            _rewrite_readme_region("full_size", full_size_markdown(get_figures_dir(), _planned_full_size_tasks(every)))
+
+    return record
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
@@ -365,7 +384,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
         check_overrides(plan)
         _writable_figures_dir()
         logger.info("reproduce: %d tasks, size %s", len(plan.tasks()), plan.size)
-        timer = _full_size_timer(plan, args.jobs)
+        timer = _full_size_timer(plan, experiments, args.jobs, readme=not args.no_readme)
         start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs, on_ran=timer)
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The front door and the results pages: a README written by a person, short, with one generated block; the results on
+"""The front door and the results pages: a README written by a person, short, with two generated regions; the results on
 their own pages beside the figures, exactly what `deid_nb.results_pages` and `deid_nb.readme` write from the committed tables."""
 
 import re
@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from deid_nb.experiments import SYSTEMS
-from deid_nb.readme import headline_markdown, markers
+from deid_nb.readme import full_size_markdown, headline_markdown, markers
 from deid_nb.results_pages import result_pages
+from deid_nb.run_plan import RunPlan, experiment_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "figures"
@@ -20,12 +21,19 @@ def test_readme_is_short():
     assert len(README.splitlines()) <= 250
 
 
-def test_readme_has_exactly_one_generated_block_and_it_is_up_to_date():
-    "One generated region, the headline, and it holds what the generator writes from the committed Table 2."
-    assert re.findall(r"<!-- (\w+):start -->", README) == ["headline"]
-    assert re.findall(r"<!-- (\w+):end -->", README) == ["headline"]
-    start, end = markers("headline")
-    assert README.split(start, 1)[1].split(end, 1)[0].strip() == headline_markdown(FIGURES).strip()
+def region(name: str) -> str:
+    "What the README holds between `name`'s markers."
+    start, end = markers(name)
+    return README.split(start, 1)[1].split(end, 1)[0].strip()
+
+
+def test_readme_has_exactly_two_generated_regions_and_they_are_up_to_date():
+    "Two generated regions, the headline and the full size's time, each holding what its generator writes from the committed tables."
+    assert re.findall(r"<!-- (\w+):start -->", README) == ["headline", "full_size"]
+    assert re.findall(r"<!-- (\w+):end -->", README) == ["headline", "full_size"]
+    assert region("headline") == headline_markdown(FIGURES).strip()
+    tasks = [(path.stem, dataset) for path, dataset in RunPlan(experiment_notebooks(ROOT / "nbs"), "full").tasks()]
+    assert region("full_size") == full_size_markdown(FIGURES, tasks).strip()
 
 
 def test_readme_sections():
