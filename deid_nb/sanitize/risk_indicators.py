@@ -17,8 +17,8 @@ from .tab_metrics import TabScorer, load_tagger
 
 # %% auto #0
 __all__ = ['SPAN_COLUMNS', 'gold_span_table', 'detected_span_table', 'masks_from_decisions', 'RiskIndicator', 'MaskAll',
-           'document_folds', 'cross_validate', 'shared_tagger', 'fold_scorer', 'eq1_objective', 'token_f1_objective',
-           'fit_threshold']
+           'document_folds', 'cross_validate', 'TaggedOnce', 'shared_tagger', 'fold_scorer', 'eq1_objective',
+           'token_f1_objective', 'fit_threshold']
 
 # %% ../../nbs/34_risk_indicators.ipynb #5200b17f
 SPAN_COLUMNS = ["doc_id", "start", "end", "span_text", "entity_type", "entity_id", "identifier_type", "mask"]
@@ -129,10 +129,23 @@ def cross_validate(
     return pd.concat(out).loc[test_spans.index]
 
 # %% ../../nbs/34_risk_indicators.ipynb #16105cc9
+class TaggedOnce:
+    "A spaCy pipeline whose `pipe` tags each distinct text once, then hands back that parse (folds share documents)."
+
+    def __init__(self, nlp):
+        self.nlp, self.parsed = nlp, {}  # text -> its spaCy Doc
+
+    def pipe(self, texts):
+        texts = list(texts)
+        new = [t for t in dict.fromkeys(texts) if t not in self.parsed]
+        self.parsed |= dict(zip(new, self.nlp.pipe(new)))
+        return (self.parsed[t] for t in texts)
+
+
 @functools.lru_cache(maxsize=4)
-def shared_tagger(spacy_model: str = "sm"):
-    "One loaded spaCy tagger per model name, shared by the per-fold scorers."
-    return load_tagger(spacy_model)
+def shared_tagger(spacy_model: str = "sm") -> TaggedOnce:
+    "One loaded spaCy tagger per model name, shared by the per-fold scorers, each text tagged once per process."
+    return TaggedOnce(load_tagger(spacy_model))
 
 
 def fold_scorer(docs: Sequence[TabDocument], spacy_model: str = "sm") -> TabScorer:
