@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core import atomic_write
-from .results_pages import DATASET_TITLES, full_size_tally
+from .core import atomic_write, cache_root, get_figures_dir, get_logger
+from .results_pages import DATASET_TITLES, full_size_tally, timings
+
+logger = get_logger("deid_nb.readme")
 
 # %% auto #0
-__all__ = ['headline_markdown', 'full_size_markdown', 'markers', 'replace_region', 'readme_from_index', 'update_readme']
+__all__ = ['logger', 'headline_markdown', 'full_size_markdown', 'markers', 'replace_region', 'readme_from_index', 'update_readme',
+           'rewrite_checkout_readme']
 
 # %% ../nbs/90b_readme.ipynb #6dfb3577
 def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> str:
@@ -50,13 +53,10 @@ def headline_markdown(figures_dir: Path, dataset_name: str = "wikibio_2000") -> 
 # %% ../nbs/90b_readme.ipynb #c4e2d3b1
 def full_size_markdown(figures_dir: Path, tasks: list[tuple[str, str]]) -> str:
     "The README's sentence on the full size's time: its newest complete run's, else how much of `tasks` is timed."
-    timings = Path(figures_dir) / "timings.csv"
-    runs = (
-        pd.read_csv(timings, dtype={"commit": str}) if timings.exists() else pd.DataFrame(columns=["command", "what"])
-    )
+    runs = timings(figures_dir)  # empty when none is recorded
+    command, what = runs.command.astype(str), runs.what.astype(str)
     whole = runs[
-        runs.command.str.startswith("deid-nb reproduce --size full")
-        & runs.what.str.startswith("every experiment notebook")
+        command.str.startswith("deid-nb reproduce --size full") & what.str.startswith("every experiment notebook")
     ]
     if len(whole):
         run = whole.iloc[-1]  # a resumed run's own time summed over its sittings is written after its wall clock
@@ -95,7 +95,7 @@ def readme_from_index(index: Path) -> str:
     return "\n\n".join("".join(c["source"]).strip("\n") for c in cells if c["cell_type"] == "markdown") + "\n"
 
 # %% ../nbs/90b_readme.ipynb #a7e618d5
-def update_readme(readme: Path, section: str, region: str = "results", index: Path | None = None) -> None:
+def update_readme(readme: Path, section: str, region: str, index: Path | None = None) -> None:
     "Replace `region` in `index` (when given; then README.md is rewritten from it) or in `readme` itself, atomically."
     if index is None:
         text = replace_region(Path(readme).read_text(encoding="utf-8"), section, region, str(readme))
@@ -112,3 +112,17 @@ def update_readme(readme: Path, section: str, region: str = "results", index: Pa
         f.write(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     with atomic_write(readme, encoding="utf-8") as f:
         f.write(readme_from_index(index))
+
+# %% ../nbs/90b_readme.ipynb #f7b5a6e4
+def rewrite_checkout_readme(region: str, section: str) -> bool:
+    "Replace `region` in the checkout's README (and nbs/index.ipynb, its source) if it quotes the figures written."
+    root = cache_root()
+    readme, index = root / "README.md", root / "nbs" / "index.ipynb"
+    if get_figures_dir() != (root / "figures").resolve():
+        logger.info(
+            "figures written to %s, not the checkout's: the README's %s is left as it is", get_figures_dir(), region
+        )
+        return False
+    if readme.exists():
+        update_readme(readme, section, region, index=index if index.exists() else None)
+    return readme.exists()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fastcore.basics import patch
 from .core import atomic_write, cache_root, get_figures_dir, get_logger
-from .readme import full_size_markdown, headline_markdown, update_readme
+from .readme import full_size_markdown, headline_markdown, rewrite_checkout_readme
 from .results_pages import record_full_size_tasks, record_timing, write_result_pages
 from deid_nb.run_plan import (
     Experiment,
@@ -269,13 +269,6 @@ def _commit(root: Path) -> str:
     return found.stdout.strip() if found.returncode == 0 else ""
 
 
-def _rewrite_readme_region(region: str, section: str):
-    "Replace `region` of the checkout's README (and of nbs/index.ipynb, its source, when present); no README: nothing."
-    readme, index = cache_root() / "README.md", cache_root() / "nbs" / "index.ipynb"
-    if readme.exists():
-        update_readme(readme, section, region, index=index if index.exists() else None)
-
-
 def _planned_full_size_tasks(every: list[Experiment]) -> list[tuple[str, str]]:
     "The full size's tasks over `every` experiment notebook, as (notebook, dataset) names."
     return [(notebook.stem, dataset) for notebook, dataset in RunPlan(every, "full").tasks()]
@@ -308,8 +301,8 @@ def _rewrite_results(records: list[dict], size: str, wall_seconds: float, jobs: 
             today,
         )
     write_result_pages(figures)
-    _rewrite_readme_region("headline", headline_markdown(figures))
-    _rewrite_readme_region("full_size", full_size_markdown(figures, _planned_full_size_tasks(every)))
+    rewrite_checkout_readme("headline", headline_markdown(figures))
+    rewrite_checkout_readme("full_size", full_size_markdown(figures, _planned_full_size_tasks(every)))
 
 # %% ../nbs/91a_reproduce.ipynb #b2d6e8f1
 def _rewrite_results_if_published(
@@ -360,7 +353,12 @@ def _full_size_timer(
     def record(task: dict):
         record_full_size_tasks(get_figures_dir(), [task], jobs, machine, commit, today)
         if readme:
-            _rewrite_readme_region("full_size", full_size_markdown(get_figures_dir(), _planned_full_size_tasks(every)))
+            try:
+                rewrite_checkout_readme(
+                    "full_size", full_size_markdown(get_figures_dir(), _planned_full_size_tasks(every))
+                )
+            except ValueError as error:  # no region to rewrite: the run goes on, its task recorded
+                logger.warning("the README's full-size sentence is not rewritten: %s", error)
 
     return record
 
