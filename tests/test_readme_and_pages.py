@@ -1,6 +1,7 @@
 """The front door and the results pages: a README written by a person, short, with two generated regions; the results on
 their own pages beside the figures, exactly what `deid_nb.results_pages` and `deid_nb.readme` write from the committed tables."""
 
+import json
 import re
 from pathlib import Path
 
@@ -86,3 +87,15 @@ def test_page_links_resolve():
     for path in result_pages(FIGURES):
         for target in re.findall(r"\]\(((?!https?://)[^)#\s]+)\)", path.read_text(encoding="utf-8")):
             assert (path.parent / target).exists(), (path, target)
+
+
+def test_no_chapter_keeps_a_copy_of_a_measurement():
+    "A library chapter that reads the committed figures keeps no output of it: the runner rewrites them, a copy would go stale."
+    for path in sorted((ROOT / "nbs").glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        if notebook["metadata"].get("deid_nb", {}).get("experiment"):
+            continue  # experiment notebooks are regenerated with their figures
+        for cell in notebook["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and "get_figures_dir()" in source and "#| export" not in source:
+                assert not cell["outputs"], f"{path.name}, cell {cell.get('id')}: a kept copy of the committed figures"

@@ -367,6 +367,7 @@ def to_dict(self: Deidentified) -> dict:
         "tail": self.tail,
         "masked_text": self.masked_text,
         "trajectories": [t.to_dict() for t in self.trajectories],
+        "rechecked": list(self.rechecked),
     }
 
 
@@ -379,4 +380,5 @@ def from_dict(cls: Deidentified, data: dict) -> Deidentified:
         [Trajectory.from_dict(t) for t in data["trajectories"]],
         data["tail"],
         data.get("masked_text", ""),
+        list(data.get("rechecked", [])),
     )
