@@ -126,9 +126,8 @@ class AdversarialConfig:
     weight: float = 1.0  # λ in l_repr = l_deid + λ|l_adv − ln 2|
     deid_per_token: bool = True  # l_deid as CRF NLL per token (True) or per sentence (the CRF's mean, ~10x l_adv)
     learning_rate: float = 0.002  # Nadam, representation and tagger
-    adversary_learning_rate: float = (
-        0.01  # Nadam, adversaries (at 0.002 the raw-embedding control stayed at chance for 4 epochs)
-    )
+    # at 0.002 the raw-embedding control stayed at chance for 4 epochs (an early run, not kept)
+    adversary_learning_rate: float = 0.01  # Nadam, adversaries
     clip_norm: float = 1.0
     batch_size: int = 32
     max_epochs: int = 5  # per phase (P1, P2, P3 rounds; DANN epochs)

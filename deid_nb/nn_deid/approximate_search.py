@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+import deid_nb.nn_deid.deletion_estimates  # noqa: F401 (12a's white-box hooks on NeuralReidentifier: "auto" finds them)
 from ..reidentifier import Reidentifier, goal_scores, ranks_from_scores
 from deid_nb.nn_deid.search import (
     CountedReidentifier,
