@@ -10,7 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from deid_nb.nn_deid.runs import PAPER_TABLE2
 from deid_nb.results_pages import full_size_tally
+from deid_nb.sanitize.risk_experiment import RUN_SIZES as RISK_RUN_SIZES
+from deid_nb.sanitize.span_indicators import paper_span_features
+from deid_nb.sanitize.tab_corpus import load_wiki_annotated
 from deid_nb.run_plan import RunPlan, experiment_notebooks
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
@@ -65,7 +69,7 @@ def test_table2_idf_curves_shifted_to_less_masking_except_plain_idf_at_1_percent
         t = _table2(dataset)
         for _, row in t[t.method.isin(["IDF", "IDF (table-aware)"])].iterrows():
             if dataset == "wikibio_2000" and row.method == "IDF" and row.level == "<1%":
-                assert row.paper_percent_masked <= row.percent_masked < row.paper_percent_masked + 3
+                assert row.paper_percent_masked < row.percent_masked < row.paper_percent_masked + 3
             else:
                 assert row.percent_masked < row.paper_percent_masked, (dataset, row.method, row.level)
 
@@ -95,8 +99,8 @@ def test_table2_papers_central_result_not_reproduced_against_nn_uniform():
         assert ("<5%" in levels) == (dataset == "wikibio_mini")
         sweep = csv(f"table2_sweep_{dataset}").query("method == 'NN DeID'")
         assert sweep.setting.astype(float).max() == 256
-    paper = _table2("wikibio_2000").query("method == 'NN DeID'").paper_percent_masked
-    assert paper.notna().all()
+    paper = {level: reid for level, method, reid, *_ in PAPER_TABLE2 if method == "NN DeID"}
+    assert paper["<5%"] < 5 and paper["<1%"] < 1  # the paper's NN DeID reached both levels
 
 
 def test_table2_hybrid_is_the_only_nn_deid_row_at_1_percent_and_at_5_percent_on_wikibio_2000():
@@ -298,7 +302,7 @@ def test_levers_projection_model_below_nn_uniform_after_30_percent_and_named_ent
 # ---------------------------------------------------------------- 23: Figure 3
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_fig3_masks_transfer_between_neural_models_but_not_to_bm25(dataset):
-    "23: 'masks found against `nn_uniform` or the hybrid hide most documents from a differently trained neural model too, but not from BM25 (Table 2)' and 'whether the ranks under the two models are correlated (the paper's figure shows they are)'"
+    "23: 'masks found against `nn_uniform` or the hybrid hide most documents from a differently trained neural model too, but `nn_uniform`'s do not hide them from BM25 (Table 2)' and 'whether the ranks under the two models are correlated (the paper's figure shows they are)'"
     t = csv(f"fig3_transfer_{dataset}").set_index("masks_from")
     assert (t.loc[["nn_uniform", "nn_uniform_bm25"], "second_rank_ge_k"] > 50).all()
     assert t.loc["nn_uniform", "spearman"] > 0.3
@@ -402,6 +406,16 @@ def test_appendixB_beam_costs_more_calls_and_k1_leaves_many_documents_to_the_ens
     t = csv(f"appendixB_beam_vs_greedy_{dataset}").set_index("search")
     assert t.loc["beam (width 4)", "model_calls"] > 2 * t.loc["greedy", "model_calls"]
     assert (t.nn_uniform_top1 == 0).all() and (t.ensemble_reid > 10).all()
+
+
+def test_appendixB_beam_can_find_a_slightly_shorter_masking():
+    "26: 'at K = 1 it can find a slightly shorter masking, but the few words it might save do not change the privacy picture'"
+    tables = ["appendixB_beam_vs_greedy_wikibio_2000", "appendixB_beam_vs_greedy_wikibio_mini"]
+    saved = [
+        t.loc["greedy", "percent_masked"] - t.loc["beam (width 4)", "percent_masked"]
+        for t in (csv(name).set_index("search") for name in tables + ["appendixB_beam_vs_greedy_full_wikibio_2000"])
+    ]
+    assert all(0 <= points < 1 for points in saved) and max(saved) > 0  # never longer, sometimes a little shorter
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -615,17 +629,29 @@ def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_by_default_the_
         assert ours.R_all < paper.R_all and ours.P > paper.P
 
 
+@pytest.mark.parametrize("size", ["", "_full"])
+def test_table6_our_recogniser_finds_direct_identifiers_more_often_than_quasi_the_papers_the_reverse(size):
+    "35: 'direct identifiers (names) found more often than quasi-identifiers — far more often at the default size — where the paper's recogniser finds the quasi-identifiers slightly more often.'"
+    t = csv(f"table6_row1_recogniser{size}_wiki_annotated").set_index("system")
+    ours, paper = (
+        t.loc["MiniLM recogniser (ours), all spans masked"],
+        t.loc["paper: recogniser, all spans masked (RoBERTa)"],
+    )
+    assert ours.R_direct > ours.R_quasi + (0.2 if not size else 0)  # far more often: 20 points at the default size
+    assert paper.R_quasi - 0.05 < paper.R_direct < paper.R_quasi
+
+
 def test_perturbation_indicator_assesses_23_documents_by_default():
     "36/37/38: 'the first `perturb_docs` documents only (the default size's cost cap: 23 of the 100 bios are assessed, the spans of the other 77 count as masked)'"
-    from deid_nb.sanitize.risk_experiment import RUN_SIZES
-
-    assert RUN_SIZES["default"]["perturb_docs"] == 23
-    assert RUN_SIZES["default"].get("perturb_chars") is None
+    assert RISK_RUN_SIZES["default"]["perturb_docs"] == 23
+    assert RISK_RUN_SIZES["default"].get("perturb_chars") is None
 
 
 def test_supervised_rows_train_on_under_a_fifth_of_the_papers_data():
     "36: 'our supervised rows train on under a fifth of the paper's data (80 documents per fold against its 453)'"
-    assert 80 / 453 < 1 / 5
+    bios, folds = len(load_wiki_annotated()), RISK_RUN_SIZES["default"]["folds"]
+    per_fold, papers = bios - bios // folds, paper_span_features("wiki_train_spans").doc_id.nunique()
+    assert (per_fold, papers) == (80, 453) and per_fold / papers < 1 / 5
 
 
 # ---------------------------------------------------------------- 48: the attack on every redaction
@@ -877,9 +903,10 @@ def test_readme_nn_deid_at_25_percent_as_in_the_paper():
     assert at["NN DeID"] < at["IDF"] and at["NN DeID"] < at["IDF (table-aware)"]
 
 
-def test_readme_hybrid_reaches_every_level_with_fewer_words_than_idf():
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_readme_hybrid_reaches_every_level_with_fewer_words_than_idf(dataset):
     "README: 'Hiding from our hybrid re-identifier (`nn_uniform_bm25`) reaches every level with fewer words masked than IDF.'"
-    t = _table2("wikibio_2000")
+    t = _table2(dataset)
     hybrid = t[t.method == "NN DeID (nn_uniform_bm25 adversary)"].set_index("level").percent_masked
     for idf in ("IDF", "IDF (table-aware)"):
         other = t[t.method == idf].set_index("level").percent_masked
@@ -891,9 +918,16 @@ def test_infill_retrieval_acc10_is_100_at_l2_and_more_than_30_points_above_the_p
     "45: 'a few dozen candidate chunks on average (ten at L2, where Acc@10 is therefore 100%) and Acc@10 is more than 30 points above the paper's at every level'"
     t = csv(f"infill_table2_{dataset}").set_index("level")
     assert t.loc["L2", "chunks_per_span"] == 10 and t.loc["L2", "acc@10"] == 100
-    assert (t.chunks_per_span < 50).all()  # a mean per span
+    assert (t.drop(index="L2").chunks_per_span.between(20, 50)).all()  # a mean per span: a few dozen
     paper = t.dropna(subset=["paper_acc@10"])
     assert len(paper) == 3 and (paper["acc@10"] > paper["paper_acc@10"] + 30).all()
+
+
+@pytest.mark.parametrize("dataset", ["wikibio_2000", "wiki_annotated"])
+def test_infill_retrieval_puts_the_positive_chunk_first_more_often_than_the_papers_colbert(dataset):
+    "45: 'zero-shot MiniLM puts the positive chunk first more often than the paper's fine-tuned ColBERT at every level'"
+    paper = csv(f"infill_table2_{dataset}").dropna(subset=["paper_acc@1"])
+    assert len(paper) == 3 and (paper["acc@1"] > paper["paper_acc@1"]).all()
 
 
 def _scoring_rules(size):
@@ -1062,9 +1096,12 @@ def test_readme_more_training_on_a_gpu_leaves_it_far_below_the_goal():
     assert "runs of up to 48 epochs leave it far below the goal on both datasets" in readme()
     gpu = {d: csv(f"levers_recipe_sweep_{d}").query("device != '2 CPU cores'") for d in DATASETS}
     assert max(runs.after_epoch.max() for runs in gpu.values()) == 48  # the epochs completed, not those planned
-    for dataset, runs in gpu.items():  # far below the goal (75% named entity, 25% lexical): 15 points or more
+    for (
+        dataset,
+        runs,
+    ) in gpu.items():  # far below the goal: 15 points under its 75% named entity, 10 under its 25% lexical
         assert runs.val_named_entity.max() <= 75.0 - 15 and runs.test_named_entity.max() <= 75.0 - 15, dataset
-        assert runs.test_lexical.max() < 25.0, dataset
+        assert runs.val_lexical.max() <= 25.0 - 10 and runs.test_lexical.max() <= 25.0 - 10, dataset
 
 
 def test_readme_on_wikibio_2000_every_run_training_all_layers_ends_lower_than_after_its_first_epoch():
