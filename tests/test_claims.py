@@ -615,14 +615,16 @@ def test_table3_the_full_size_recogniser_passes_its_teacher_org_and_quantity_rec
     assert 0.91 - 0.01 <= r_ent["MiniLM recogniser (ours), all spans masked"] < 0.91
 
 
+def _recogniser_rows(size: str) -> tuple[pd.Series, pd.Series]:
+    "Table 6's first row for our MiniLM recogniser and for the paper's, every detected span masked."
+    t = csv(f"table6_row1_recogniser{size}_wiki_annotated").set_index("system")
+    return t.loc["MiniLM recogniser (ours), all spans masked"], t.loc["paper: recogniser, all spans masked (RoBERTa)"]
+
+
 @pytest.mark.parametrize("size", ["", "_full"])
 def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_by_default_the_reverse_at_full_size(size):
     "38: 'ours … recalls fewer and is more precise at the default size … but recalls more and is less precise at the full size' (every detected span masked, against the paper's recogniser)."
-    t = csv(f"table6_row1_recogniser{size}_wiki_annotated").set_index("system")
-    ours, paper = (
-        t.loc["MiniLM recogniser (ours), all spans masked"],
-        t.loc["paper: recogniser, all spans masked (RoBERTa)"],
-    )
+    ours, paper = _recogniser_rows(size)
     if size:
         assert ours.R_all > paper.R_all and ours.P < paper.P
     else:
@@ -632,11 +634,7 @@ def test_table6_our_recogniser_recalls_fewer_and_is_more_precise_by_default_the_
 @pytest.mark.parametrize("size", ["", "_full"])
 def test_table6_our_recogniser_finds_direct_identifiers_more_often_than_quasi_the_papers_the_reverse(size):
     "35: 'direct identifiers (names) found more often than quasi-identifiers — far more often at the default size — where the paper's recogniser finds the quasi-identifiers slightly more often.'"
-    t = csv(f"table6_row1_recogniser{size}_wiki_annotated").set_index("system")
-    ours, paper = (
-        t.loc["MiniLM recogniser (ours), all spans masked"],
-        t.loc["paper: recogniser, all spans masked (RoBERTa)"],
-    )
+    ours, paper = _recogniser_rows(size)
     assert ours.R_direct > ours.R_quasi + (0.2 if not size else 0)  # far more often: 20 points at the default size
     assert paper.R_quasi - 0.05 < paper.R_direct < paper.R_quasi
 
