@@ -1301,3 +1301,49 @@ def test_35_misc_is_the_hardest_type_for_ours_and_the_papers():
         types = t[~t.index.str.contains("micro|macro", case=False)]
         for column in ("F1 (ours)", "F1 (paper)"):
             assert types[column].idxmin() == "MISC", (name, column)
+
+
+def test_adversarial_table2_f1_well_below_the_papers():
+    "55: 'Absolute F1 is therefore well below the paper's 96–98%' (silver and gold TAB F1, every row the paper has)."
+    t = csv("adversarial_table2_wikibio_2000").dropna(subset=["paper F1 (i2b2)"])
+    assert len(t) and (t[["silver f1", "TAB f1"]].max(axis=1) < t["paper F1 (i2b2)"] - 10).all()
+
+
+def test_table5_the_annotators_mask_80_percent_of_gold_spans():
+    "36: 'The annotators mask 80 % of gold spans, so \"mask all\" is a strong baseline' (mask all's precision is that share)."
+    t = csv("table5_indicators_wiki_annotated")
+    precision = t[t.indicator == "mask all"].P
+    assert len(precision) and (precision.round(2) == 0.80).all()
+
+
+def test_search_example_approximate_search_far_fewer_calls_and_close_masking():
+    "27: 'the exact and the approximate search both meeting the goal on this document, the approximate one with far fewer model calls and a % of words masked close to greedy's'"
+    t = csv("search_example_certificates_wikibio_mini").set_index("search")
+    assert t.goal_met.all()
+    assert t.loc["approximate", "model_calls"] * 10 < t.loc["greedy", "model_calls"]
+    assert abs(t.loc["approximate", "percent_masked"] - t.loc["greedy", "percent_masked"]) < 1
+
+
+def test_search_speed_the_two_greedy_searches_run_at_about_the_same_speed():
+    "29: 'Exact greedy is TextAttack's search, not a faster one … the two run at about the same speed' (same calls, same masks)."
+    t = csv("search_speed_wikibio_2000").set_index("search")
+    stock, exact = t.loc["textattack greedy"], t.loc["exact greedy"]
+    assert 0.9 < exact.speedup_vs_stock < 1.1 and exact.model_calls_per_doc == stock.model_calls_per_doc
+    assert exact.percent_masked_k1 == stock.percent_masked_k1 and exact.percent_masked_k10 == stock.percent_masked_k10
+
+
+@pytest.mark.parametrize("size", ["", "_full"])
+def test_table5_annotated_direct_identifiers_safe_until_l4_and_l3p_equals_l3(size):
+    "47: 'direct identifiers should stay safe until the original is in the base, and L4 gives most of them back. L3P equals L3 here'"
+    t = csv(f"infill_table5{size}_wiki_annotated")
+    copy = t[t.infiller == "copy"].set_index(["level", "group"])
+    direct = copy.xs("DIRECT", level="group").exact_match
+    assert (direct[["L1", "L2", "L3"]] < 1).all() and direct["L4"] > 50
+    columns = ["spans", "exact_match", "token_recall"]
+    assert (copy.xs("L3P", level="level")[columns] == copy.xs("L3", level="level")[columns]).all().all()
+
+
+def test_fig4_neighbours_a_pii_word_shares_its_vector_with_a_couple_of_dozen_others():
+    "56: 'this GloVe-like input cannot tell a PII word from a couple of dozen others' (the median number sharing its vector)."
+    t = csv("adversarial_fig4_neighbours_wikibio_2000").dropna(subset=["median other words sharing it"])
+    assert len(t) == 1 and 15 <= t["median other words sharing it"].iloc[0] <= 30
