@@ -1347,3 +1347,28 @@ def test_fig4_neighbours_a_pii_word_shares_its_vector_with_a_couple_of_dozen_oth
     "56: 'this GloVe-like input cannot tell a PII word from a couple of dozen others' (the median number sharing its vector)."
     t = csv("adversarial_fig4_neighbours_wikibio_2000").dropna(subset=["median other words sharing it"])
     assert len(t) == 1 and 15 <= t["median other words sharing it"].iloc[0] <= 30
+
+
+def test_table1_lexical_masking_removes_about_as_many_words_as_the_paper_only_on_wikibio_2000():
+    "20: 'WikiBio-2000 has full infoboxes, so lexical masking removes about as many words as in the paper; WikiBio-mini's six thin fields make it remove far fewer.'"
+    masked = {d: csv(f"table1_motivating_{d}").set_index("ReID").loc["% words masked"] for d in DATASETS}
+    assert abs(masked["wikibio_2000"]["Lexical: ours"] - masked["wikibio_2000"]["Lexical: paper"]) < 5
+    assert masked["wikibio_mini"]["Lexical: ours"] < masked["wikibio_mini"]["Lexical: paper"] / 2
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_table4_against_nn_uniform_the_search_mostly_hides_the_profiles_own_words(dataset):
+    "25: 'Against the paper's configuration here … they are a small share: the search mostly hides the profile's own words'"
+    t = csv(f"table4_quasi_identifiers_{dataset}").query("adversary == 'nn_uniform'").set_index("category")
+    assert t.loc["in profile", "percent_of_masked"] > 75
+
+
+def test_retrieval_coverage_l4_above_the_paper_l2_l3_below_and_infoboxes_lift_wikibio_2000():
+    "45: 'BM25 finds the original at L4 more often than the paper (92.9% on Wikipedia)', 'L2 and L3 are smaller than the paper's', 'The infoboxes (L3P) … lift WikiBio-2000's coverage; the annotated bios have no infobox, so L3P = L3 there.'"
+    wiki, tab = (csv(f"infill_table1_{d}").set_index("level").coverage for d in ("wikibio_2000", "wiki_annotated"))
+    paper = csv("infill_table1_wikibio_2000").set_index("level").paper_coverage
+    assert wiki["L4"] > paper["L4"] == 92.9
+    for dataset in ("wikibio_2000", "wiki_annotated"):
+        t = csv(f"infill_table1_{dataset}").set_index("level")
+        assert (t.loc[["L2", "L3"], "coverage"] < t.loc[["L2", "L3"], "paper_coverage"]).all(), dataset
+    assert wiki["L3P"] > wiki["L3"] and tab["L3P"] == tab["L3"]
