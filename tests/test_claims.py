@@ -776,7 +776,7 @@ def test_report_card_named_entity_baselines_mask_a_fifth_to_a_third_and_leave_mo
 
 @pytest.mark.parametrize("size", ["", "_full"])
 def test_report_card_certificates_verified_below_100_only_where_the_searched_k_is_not_met(size):
-    "62: '*Certificates verified* … is 100% below K = 256 (each text re-scored before it is handed out, `masked_at_k`); at K = 256 the search masks every word of a few short documents without pushing the person out of the top 256, and its certificate says so'."
+    "62: '*Certificates verified* … Below K = 256 it is 100% … At K = 256 it can fall below 100% (on the first 50 documents against the hybrid adversary only, on all 200 against both): the search masks every word of a few short documents without pushing the person out of the top 256, and their certificates say so'."
     t = csv(f"report_card{size}_wikibio_2000")
     checked = t.dropna(subset=["certificates_verified"])
     assert checked.method.str.startswith("NN DeID").all()
