@@ -22,7 +22,10 @@ __all__ = ['UNCERTIFIED', 'EXIT_CODES', 'USER_ERRORS', 'CHOICES', 'DEFAULT_REIDE
 UNCERTIFIED = 3  # deidentify: the output is written but some certificate is not met
 EXIT_CODES = {
     0: "done",
-    1: "a mistake in the arguments or the input: one line on stderr, before any model loads (--debug: the traceback)",
+    1: (
+        "a mistake in the arguments or the input: one line on stderr, before any model loads (--debug: the traceback); "
+        "deidentify on shards: some shard failed (a line each; the others written); reproduce: a notebook failed"
+    ),
     2: "the command line cannot be parsed (argparse's usage message)",
     UNCERTIFIED: (
         "deidentify wrote its output, but some certificate is not met (--allow-uncertified: 0); "

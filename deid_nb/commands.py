@@ -27,7 +27,7 @@ from deid_nb.nn_deid.certificate import (
     verify_certificate,
 )
 from .nn_deid.operators import Operator, release_text, released_spans
-from .nn_deid.pipeline import Deidentifier, check_trainable
+from .nn_deid.pipeline import Deidentifier, check_trainable, read_saved_settings
 from .nn_deid.batch import deidentify_shards
 from .nn_deid.shards import check_output, check_writable, find_shards, is_shards, write_records
 from .report.card import background_retriever, card_figure, card_markdown, report_card
@@ -74,13 +74,12 @@ DEIDENTIFY_DEFAULTS = {
 
 
 def saved_settings(model_dir: str | Path) -> dict:
-    "The settings saved in `model_dir/deidentifier.json`, without its format and model description."
-    path = Path(model_dir) / "deidentifier.json"
-    if not path.is_file():
+    "The settings saved in `model_dir/deidentifier.json` (checked: `read_saved_settings`), without format and model."
+    if not (Path(model_dir) / "deidentifier.json").is_file():
         raise FileNotFoundError(
             f"{model_dir}: no deidentifier.json (write one with --save-model or Deidentifier.save_pretrained)"
         )
-    settings = json.loads(path.read_text(encoding="utf-8"))
+    settings = read_saved_settings(model_dir)
     return {k: v for k, v in settings.items() if k not in ("format", "reidentifier")}
 
 # %% ../nbs/94a_commands.ipynb #53967d9c
@@ -134,17 +133,29 @@ def run_deidentify(args: argparse.Namespace) -> int:
     deid = _deidentifier(args, people, settings)
     shown = {k: "(secret)" if k == "salt" and v else v for k, v in settings.items()}
     print("deid-nb deidentify: using " + ", ".join(f"{k}={v!r} ({origin[k]})" for k, v in shown.items()))
-    redactions = deid.transform(list(people))
+    redactions = deid.transform(_candidates_only(people, deid, args.table))
     write_records([r.to_dict() for r in redactions], output)
     if args.save_model:
         deid.save_pretrained(args.save_model)
     short = [f"{r.person_id} (rank {r.certificate.rank})" for r in redactions if not r.certificate.goal_met]
+    skipped = len(people) + len(people.skipped) - len(redactions)  # by the table's checks, the pool or the search
     print(
         f"{len(redactions)} documents de-identified for k={settings['k']} against {deid.reidentifier.name}: "
         f"{len(redactions) - len(short)} certificates met{'; not met: ' + ', '.join(short[:10]) if short else ''}"
-        f" -> {output}"
+        f"{f'; {skipped} record(s) skipped (logged above)' if skipped else ''} -> {output}"
     )
     return UNCERTIFIED if short and not args.allow_uncertified else 0
+
+
+def _candidates_only(people, deid: Deidentifier, table: str) -> list:
+    "The table's people the de-identifier can hide (its candidates); the others logged by id, naming the table."
+    pool = set(deid.reidentifier.candidate_ids)
+    if outside := [p.person_id for p in people if p.person_id not in pool]:
+        shown = ", ".join(map(repr, outside[:10])) + (", …" if len(outside) > 10 else "")
+        logger.warning(
+            "%s: %d record(s) skipped, their id not a candidate of the model: %s", table, len(outside), shown
+        )
+    return [p for p in people if p.person_id in pool]
 
 # %% ../nbs/94a_commands.ipynb #0b7ed431
 def run_shards(args: argparse.Namespace) -> int:

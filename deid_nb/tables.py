@@ -26,31 +26,34 @@ from deid_nb.people import (
 )
 
 # %% auto #0
-__all__ = ['jsonl_records', 'read_table', 'clean_value', 'id_text', 'people_from_table']
+__all__ = ['jsonl_records', 'long_csv_fields', 'read_table', 'clean_value', 'id_text', 'people_from_table']
 
 # %% ../nbs/01a_tables.ipynb #602490d8
 def jsonl_records(path: Path, numbers_as_text: bool = True) -> list[tuple[int, dict]]:
     "(line number, record) per non-blank line, numbers as written (or parsed); a bad line raises `DataError` naming it."
     number_hooks = dict(parse_int=str, parse_float=str) if numbers_as_text else {}
     records = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line, **number_hooks)
-            except json.JSONDecodeError as error:
-                raise DataError(f"{path}: line {number} is not valid JSON ({error})") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{path}: line {number} is a JSON {type(record).__name__}, not an object")
-            records.append((number, record))
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason})") from None
+    for number, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings may hold U+2028
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line, **number_hooks)
+        except json.JSONDecodeError as error:
+            raise DataError(f"{path}: line {number} is not valid JSON ({error})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path}: line {number} is a JSON {type(record).__name__}, not an object")
+        records.append((number, record))
     if not records:
         raise DataError(f"{path}: the file is empty (no records)")
     return records
 
 # %% ../nbs/01a_tables.ipynb #fc175310
 @contextlib.contextmanager
-def _long_csv_fields(limit: int = 2**31 - 1):
+def long_csv_fields(limit: int = 2**31 - 1):
     "While inside, `csv` reads fields up to `limit` characters (csv's default: 131,072); the old limit restored after."
     previous = csv.field_size_limit(limit)
     try:
@@ -61,7 +64,7 @@ def _long_csv_fields(limit: int = 2**31 - 1):
 # %% ../nbs/01a_tables.ipynb #c6af08ae
 def _csv_records(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
     "Header, records (all fields text) and the line each record starts on; a record with the wrong field count raises."
-    with open(path, newline="", encoding="utf-8-sig") as f, _long_csv_fields():
+    with open(path, newline="", encoding="utf-8-sig") as f, long_csv_fields():
         reader = csv.reader(f, strict=True)
         try:
             header, records, lines, start = next(reader, None), [], [], 2

@@ -170,8 +170,9 @@ def test_mistakes_are_one_line_before_any_model(setup, tmp_path, capsys, no_mode
     (tmp_path / "file.txt").write_text("x")
     bare = tmp_path / "bare"
     bare.mkdir()
-    (bare / "deidentifier.json").write_text(
-        json.dumps({"format": 1, "k": 1, "placeholder": "<mask>", "operator": "replace"})
+    settings = {"k": 1, "placeholder": "<mask>", "search": "approximate", "long_documents": "windows"}
+    (bare / "deidentifier.json").write_text(  # complete settings; the re-identifier is never loaded
+        json.dumps({"format": 1, "reidentifier": {"kind": "bm25"}, **settings, "operator": "replace"})
     )
     arguments = {
         "bad glob": [str(setup / "in" / "*.csv"), "--model", str(setup / "model"), "-o", str(tmp_path / "out")],

@@ -223,9 +223,10 @@ def cached_infilling(
 ) -> pd.DataFrame:
     "`infill_documents`, cached as CSV in files of `documents_per_file` documents (`documents_key` names each file)."
     parts, dense = [], retriever.dense.cache_path.stem if retriever.dense is not None else ""
+    settings = (infiller, level, k, seed, dense, retriever.fingerprint())
     for start in range(0, len(documents), documents_per_file):
         part = list(documents[start : start + documents_per_file])
-        name = f"infill_{infiller.name}_{level}_k{k}_{documents_key(part, infiller, level, k, seed, dense)}.csv"
+        name = f"infill_{infiller.name}_{level}_k{k}_{documents_key(part, *settings)}.csv"
         compute = lambda part=part: infill_documents(part, retriever, level, infiller, k=k, seed=seed)
         parts.append(cached_frame(Path(cache_dir) / name, compute, reuse))
     return pd.concat(parts, ignore_index=True)

@@ -77,7 +77,10 @@ class CopyInfiller:
         self.max_words, self.window, self.bag_window, self.bag_weight = max_words, window, bag_window, bag_weight
 
     def __repr__(self):
-        return f"CopyInfiller(max_words={self.max_words}, window={self.window}, bag_window={self.bag_window})"
+        return (
+            f"CopyInfiller(max_words={self.max_words}, window={self.window}, bag_window={self.bag_window}, "
+            f"bag_weight={self.bag_weight})"
+        )
 
     def candidates(self, context: SpanContext, passages: Sequence[str]) -> list[tuple[float, str]]:
         "(score, text) of every candidate n-gram, best first (ties: earlier passage, earlier position)."
@@ -164,9 +167,10 @@ class LMInfiller:
     def __repr__(self):
         model = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
         return (
-            f"LMInfiller(model={model!r}, n_copy={self.n_copy}, beams={self.beams}, "
+            f"{type(self).__name__}(model={model!r}, copy={self.copy!r}, n_copy={self.n_copy}, beams={self.beams}, "
             f"max_new_tokens={self.max_new_tokens}, right_tokens={self.right_tokens}, "
-            f"hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight})"
+            f"hypothesis_weight={self.hypothesis_weight}, copy_weight={self.copy_weight}, "
+            f"max_prompt_tokens={self.max_prompt_tokens})"
         )
 
 # %% ../../nbs/43_infillers.ipynb #c65e7ebe

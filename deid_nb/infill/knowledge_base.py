@@ -5,6 +5,8 @@
 # %% ../../nbs/40_knowledge_base.ipynb #0a73c62b
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -114,6 +116,13 @@ class KnowledgeBase:
     def about(self, target_keys: frozenset) -> np.ndarray:
         "Which passages are about the person with any of `target_keys`."
         return np.array([bool(p.persons & target_keys) for p in self.passages], dtype=bool)
+
+    def fingerprint(self) -> str:
+        "A short hash of every passage (id, text, kind, persons): what retrieving from this knowledge base depends on."
+        if not hasattr(self, "_fingerprint"):
+            payload = [[p.passage_id, p.text, p.kind, sorted(map(str, p.persons))] for p in self.passages]
+            self._fingerprint = hashlib.sha256(json.dumps(payload).encode()).hexdigest()[:12]
+        return self._fingerprint
 
     def __len__(self):
         return len(self.passages)

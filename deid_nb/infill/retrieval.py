@@ -259,5 +259,11 @@ class Retriever:
         vectors = dict(zip(dense, self.dense.embed_queries([queries[i] for i in dense]))) if dense else {}
         return [self.passages(vectors.get(i, q), d, k) for i, (q, d) in enumerate(zip(queries, documents))]
 
+    def fingerprint(self) -> str:
+        "What the retrieved chunks depend on: the knowledge base's passages, the dense model, N and the chunking."
+        dense = self.dense.model if self.dense is not None else None
+        settings = (dense, self.n_documents, self.chunk_size, self.chunk_overlap)
+        return f"{self.knowledge_base.fingerprint()}:{':'.join(map(str, settings))}"
+
     def __repr__(self):
         return f"Retriever({len(self.knowledge_base)} passages, N={self.n_documents}, dense={self.dense!r})"

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
+from ..core import atomic_write
 from ..people import Person
 from .model import BiEncoder, cached_profile_embeddings, profile_cache_path
 
@@ -46,7 +47,7 @@ def save_profile_embeddings(
     if n is None:
         raise ValueError("save_profile_embeddings: give n, the number of rows, when writing chunks")
     path, written, dim = Path(path), 0, None
-    with path.open("wb") as f:
+    with atomic_write(path, "wb") as f:  # a failed or short write leaves no file at `path`
         for chunk in map(lambda c: np.ascontiguousarray(c, dtype="<f4"), chunks):
             if dim is None:
                 dim = chunk.shape[1]
@@ -55,8 +56,8 @@ def save_profile_embeddings(
                 raise ValueError(f"{path}: a chunk of shape {chunk.shape}, not (rows, {dim})")
             f.write(chunk.tobytes())
             written += len(chunk)
-    if written != n:
-        raise ValueError(f"{path}: wrote {written} rows, not the announced {n}")
+        if written != n:
+            raise ValueError(f"{path}: wrote {written} rows, not the announced {n}")
     return path
 
 # %% ../../nbs/12b_index.ipynb #32e4b9db

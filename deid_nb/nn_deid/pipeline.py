@@ -27,14 +27,14 @@ from deid_nb.nn_deid.registry import (
     load_reidentifier,
 )
 from .certificate import Certificate
-from .deidentify import deidentify
+from .deidentify import Deidentified, deidentify
 from .operators import Operator, Span, apply_spans, masked_spans, released_spans
 
 logger = get_logger("deid_nb.nn_deid.pipeline")
 
 # %% auto #0
-__all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'OPTIONAL_SETTINGS', 'Redaction', 'check_trainable', 'reidentifier_spec',
-           'reidentifier_from_spec', 'Deidentifier']
+__all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'OPTIONAL_SETTINGS', 'REQUIRED_SETTINGS', 'Redaction', 'check_trainable',
+           'reidentifier_spec', 'reidentifier_from_spec', 'Deidentifier', 'read_saved_settings']
 
 # %% ../../nbs/19_pipeline.ipynb #9653edd6
 @dataclass
@@ -246,11 +246,18 @@ def transform(
         Redaction(
             result.certificate.person_id,
             result.text,
-            released_spans(self.operator, originals[i], result.masked_text),
+            released_spans(
+                self.operator, _released_original(result, originals[i], self.long_documents), result.masked_text
+            ),
             result.certificate,
         )
         for i, result in zip(batch.positions, batch)
     ]
+
+
+def _released_original(result: Deidentified, original: str, long_documents: str) -> str:
+    "What the released text stands for: the original, or with `truncate` the leading window that was searched."
+    return result.trajectories[0].document if long_documents == "truncate" else original
 
 # %% ../../nbs/19_pipeline.ipynb #76eca452
 def _owner_only(directory: Path):
@@ -293,8 +300,13 @@ def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
 def _saved_people(path: Path) -> list[Person]:
     "The candidate pool of a saved de-identifier (profiles only; documents are not saved)."
     people = []
-    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        record = json.loads(line)
+    for line_number, line in enumerate(_saved_text(path).split("\n"), 1):  # profiles may hold U+2028
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataError(f"{path}: line {line_number} is not valid JSON ({error.msg})") from None
         if (
             not isinstance(record, dict)
             or not isinstance(record.get("id"), str)
@@ -303,6 +315,14 @@ def _saved_people(path: Path) -> list[Person]:
             raise DataError(f"{path}: line {line_number} is not an {{'id': text, 'profile': object}} record")
         people.append(Person(record["id"], "", {str(k): str(v) for k, v in record["profile"].items()}))
     return people
+
+
+def _saved_text(path: Path) -> str:
+    "A saved de-identifier's file as text; one that is not UTF-8 raises naming it."
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason})") from None
 
 # %% ../../nbs/19_pipeline.ipynb #a6eb875b
 OPTIONAL_SETTINGS = (
@@ -316,15 +336,31 @@ OPTIONAL_SETTINGS = (
 )  # absent from older folders
 
 
+REQUIRED_SETTINGS = ("reidentifier", "k", "placeholder", "search", "long_documents")
+
+
+def read_saved_settings(directory: str | Path) -> dict:
+    "`directory/deidentifier.json` as `save_pretrained` writes it; one that is missing, broken or incomplete raises."
+    path = Path(directory) / "deidentifier.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory}: no deidentifier.json (write one with Deidentifier.save_pretrained)")
+    try:
+        settings = json.loads(_saved_text(path))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(settings, dict) or settings.get("format") != 1:
+        found = settings.get("format") if isinstance(settings, dict) else type(settings).__name__
+        raise DataError(f"{path}: unknown de-identifier format {found!r}")
+    if missing := [key for key in REQUIRED_SETTINGS if key not in settings]:
+        raise DataError(f"{path}: no {', '.join(map(repr, missing))} (not written by save_pretrained?)")
+    return settings
+
+
 @patch(cls_method=True)
 def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
     "The `Deidentifier` written by `save_pretrained` (JSON and safetensors only: no code from the folder runs)."
     directory = Path(directory)
-    if not (directory / "deidentifier.json").exists():
-        raise FileNotFoundError(f"{directory}: no deidentifier.json (write one with Deidentifier.save_pretrained)")
-    settings = json.loads((directory / "deidentifier.json").read_text(encoding="utf-8"))
-    if settings.get("format") != 1:
-        raise ValueError(f"{directory}: unknown de-identifier format {settings.get('format')!r}")
+    settings = read_saved_settings(directory)
     people = _saved_people(directory / "candidates.jsonl")
     reidentifier = reidentifier_from_spec(
         settings["reidentifier"], people, directory, str(directory / "deidentifier.json")

@@ -33,6 +33,7 @@ from deid_nb.nn_deid.registry import (
 )
 from .neural import NeuralReidentifier
 from .approximate_search import resolve_ranking
+from .certificate import pool_fingerprint
 
 # %% auto #0
 __all__ = ['PAPER_CITATION', 'PAPER_TABLE1', 'PAPER_TABLE1_MASKED', 'PAPER_TABLE2', 'PAPER_TABLE3', 'PAPER_APPENDIX_B',
@@ -258,7 +259,8 @@ def cached_redaction(
 ) -> dict[str, str]:
     "`redact_people(people, method, idf, **params)`: {person_id: masked text}, cached under `results_dir`."
     settings = "_".join(f"{k}{v}" for k, v in sorted(params.items()))
-    key = results_key(people, sorted(params.items()), code=["deid_nb.baselines"])  # the masks are the baselines' alone
+    weights = hashlib.sha256(json.dumps(sorted(idf.items())).encode()).hexdigest() if idf else "no idf"
+    key = results_key(people, sorted(params.items()), weights, code=["deid_nb.baselines"])  # the baselines' code alone
     path = results_dir(dataset_name, size) / f"masked_{method}{'_' + settings if settings else ''}_{key}.json"
     return cached_json(
         path, lambda: redact_people(people, method, idf=idf, progress=False, **params), run_size(size).reuse_cache
@@ -267,7 +269,8 @@ def cached_redaction(
 # %% ../../nbs/18_runs.ipynb #967b08d1
 def _results_cache(reidentifier, dataset_name: str, size, search: str, max_k: int, search_kwargs: dict) -> Path:
     code_key = results_key([], code=["deid_nb.nn_deid.runs"])  # this module and its imports: searches, re-identifiers
-    identity = [model_key(reidentifier), search, max_k, sorted(search_kwargs.items()), code_key]
+    identity = [model_key(reidentifier), pool_fingerprint(reidentifier), search, max_k, sorted(search_kwargs.items())]
+    identity.append(code_key)
     if search == "approximate":
         identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
     key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]

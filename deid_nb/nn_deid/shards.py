@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..core import atomic_path, atomic_write
 from ..people import DataError
-from ..tables import id_text
+from ..tables import id_text, long_csv_fields
 
 # %% auto #0
 __all__ = ['OUTPUT_FORMATS', 'INPUT_FORMATS', 'check_writable', 'check_output', 'write_records', 'is_shards', 'find_shards',
@@ -108,8 +108,14 @@ def _raw_records(path: Path) -> list[tuple[int, dict | str]]:
     with open(path, encoding="utf-8-sig", newline="" if path.suffix == ".csv" else None) as f:
         if path.suffix == ".jsonl":
             return [(n, _json_record(line)) for n, line in enumerate(f, 1) if line.strip()]
-        reader = csv.reader(f)
-        header, found = next(reader, []), []
+        return _csv_rows(f)
+
+
+def _csv_rows(f) -> list[tuple[int, dict | str]]:
+    "(line, record or the reason it is not one) for each row of an open .csv shard, its fields of any length."
+    reader, found = csv.reader(f), []
+    with long_csv_fields():
+        header = next(reader, [])
         for record in reader:
             if record:
                 found.append(

@@ -92,6 +92,11 @@ def _checked_spans(spans, length: int, where: str) -> list[tuple[int, int]]:
 # %% ../../nbs/60_redactions.ipynb #e1960af1
 def _mismatch(text: str, original: str, position: int, cursor: int, where: str) -> DataError:
     same = len(os.path.commonprefix([text[position:], original[cursor:]]))
+    if position + same == len(text):  # the text stops while the original goes on: a leading part was released
+        return DataError(
+            f"{where}: 'text' ends at character {cursor + same} of the original's {len(original)} (a leading "
+            "window, as `--long-documents truncate` releases, cannot be scored as the whole document)"
+        )
     return DataError(
         f"{where}: 'text' does not match 'spans': it differs from the original at character {cursor + same} "
         f"(text {text[position + same :][:20]!r}, original {original[cursor + same :][:20]!r})"
@@ -171,8 +176,7 @@ def redaction_records(path: str | Path) -> list[tuple[str, dict]]:
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         return [(f"{path}: line {line}", record) for line, record in jsonl_records(path, numbers_as_text=False)]
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False) if path.suffix == ".csv" else pd.read_parquet(path)
-    records = []
+    frame, records = _redaction_frame(path), []
     for row, record in enumerate(frame.to_dict("records"), 1):
         for column in ("spans", "certificate"):
             if isinstance(record.get(column), str):
@@ -182,6 +186,18 @@ def redaction_records(path: str | Path) -> list[tuple[str, dict]]:
                     raise DataError(f"{path}: row {row}: {column!r} is not JSON") from None
         records.append((f"{path}: row {row}", record))
     return records
+
+
+def _redaction_frame(path: Path) -> pd.DataFrame:
+    "A CSV (all text) or Parquet redaction file as a frame; an unreadable one raises naming it."
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False) if path.suffix == ".csv" else pd.read_parquet(path)
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason})") from None
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path}: the file is empty (expected a header line, then one row per record)") from None
+    except pd.errors.ParserError as error:
+        raise DataError(f"{path}: not CSV ({str(error).strip()})") from None
 
 # %% ../../nbs/60_redactions.ipynb #178a823e
 def _with_written(pattern: re.Pattern, placeholders: Sequence[str], spans) -> re.Pattern:

@@ -5,7 +5,9 @@
 # %% ../../nbs/33_lm_scores.ipynb #81ae8344
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -24,14 +26,24 @@ __all__ = ['SPAN_FEATURES', 'P_W_LABEL', 'model_key', 'document_scores', 'span_l
 
 # %% ../../nbs/33_lm_scores.ipynb #0080ac47
 def model_key(model) -> str:
-    "A short name for a causal LM's weights: its folder or hub name, else a hash of its parameters."
+    "A short name for a causal LM's weights: its folder (name and `_folder_digest`) or hub name, else a weights hash."
     name = str(getattr(model.config, "_name_or_path", "") or "")
+    if name and Path(name).is_dir():
+        return re.sub(r"[^\w.-]+", "_", Path(name).name)[-70:] + "-" + _folder_digest(name)
     if name:
-        return re.sub(r"[^\w.-]+", "_", Path(name).name if Path(name).is_dir() else name)[-80:]
+        return re.sub(r"[^\w.-]+", "_", name)[-80:]
     digest = hashlib.sha256()
     for tensor in model.state_dict().values():
         digest.update(tensor.detach().cpu().numpy().tobytes())
     return f"in-memory-{digest.hexdigest()[:16]}"
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_digest(folder: str) -> str:
+    "A short hash of a model folder's place and files (name, size): two folders of one name stay apart."
+    root = Path(folder).resolve()
+    listing = sorted((p.name, p.stat().st_size) for p in root.iterdir() if p.is_file())
+    return hashlib.sha256(json.dumps([str(root), listing]).encode()).hexdigest()[:8]
 
 
 def _scores_path(model, text: str, artifacts_dir=None) -> Path:
