@@ -212,7 +212,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "the paper fine-tuned RoBERTa on 5,000 silver documents), on the 100 test bios.",
             False,
         ),
-        ("table3_recogniser_f1", "Table 3 as a figure", "F1 per setting.", True),
+        ("table3_recogniser_f1", "Table 3 as a figure", "F1 per TAB type (the micro rows are in the table).", True),
         (
             "table3_recogniser_systems",
             "Table 3: the systems compared",
@@ -236,7 +236,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "table6_indicators",
             "Table 6 — the indicators on the spans the recogniser detects",
             "End to end: the recogniser finds the spans, each indicator "
-            "(trained on gold spans) decides, the TAB metrics score.",
+            "(trained on gold spans) decides, the TAB metrics score. The figure leaves out the two web-search rows "
+            "with the bios left out of the search (the table has them).",
             False,
         ),
         (
@@ -274,7 +275,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "fig6_perturbation_threshold",
             "Figure 6 — the perturbation indicator's threshold",
             "TAB precision and recall over the 100 bios as the threshold moves (default size: the first 23 assessed, "
-            "every span of the other 77 counted as masked; full size: every bio assessed).",
+            "every span of the other 77 counted as masked; full size: every bio assessed). The axis is linear: the "
+            "last threshold is the one that masks nothing, with no measured point between it and the one before.",
             False,
         ),
     ],
@@ -303,7 +305,9 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "infill_exact_match",
             "Exact match by background level",
-            "Restored spans as the adversary's background knowledge grows.",
+            "Restored spans as the adversary's background knowledge grows. At the default size the LM's bars come "
+            "from the first 3 documents, the copy infiller's and the paper's from all (`infill_lm_scoring` has both "
+            "on the same spans); no bar: not run or 0% (the table says which).",
             False,
         ),
         (
@@ -338,7 +342,7 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "adversarial_fig4",
             "Figure 4 — pseudonymisation: F1 against N",
             "The tagger's F1 when each PII token is replaced by one "
-            "of its N nearest neighbours, and how many tokens change.",
+            "of its N nearest neighbours, and how many tokens change; the paper's i2b2 F1 beside.",
             False,
         ),
         (
@@ -352,7 +356,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
             "adversarial_fig5",
             "Figure 5 — adversarial training",
             "The retrained adversary's accuracy: every arm at N = 100, "
-            "λ = 1 with each seed, and the λ and N sweeps where run.",
+            "λ = 1 with each seed, and the λ and N sweeps where run (bars: ± 1 sd over seeds; the paper's 50% for "
+            "λ = 3 and 10 is in the table, not drawn).",
             False,
         ),
         (
@@ -380,8 +385,8 @@ RESULT_SECTIONS = {  # system folder → [(stem, title, caption, folded)], in th
         (
             "report_card",
             "Every redaction against every attack",
-            "% masked, ensemble re-identification (95% CI), spans restored "
-            "by infilling and re-identification after it, certificates met.",
+            "% masked, ensemble re-identification (95% CI: bootstrap in the table, Clopper–Pearson in the figure), "
+            "spans restored by infilling and re-identification after it, certificates met.",
             False,
         )
     ],
