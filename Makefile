@@ -7,8 +7,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# CPU build of torch first (an unpinned torch pulls a multi-GB CUDA build). Override for other machines, e.g.
-#   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+# torch first, pinned. Stock PyPI serves its multi-GB CUDA build on Linux; for the CPU build (what CI here finds in its
+# local wheelhouse) pass, e.g.  make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 SIZE ?= default

@@ -32,6 +32,7 @@ from deid_nb.run_plan import (
     done_marker,
     experiment_notebooks,
     is_done,
+    saving_figures,
     select,
     task_fingerprint,
 )
@@ -380,10 +381,11 @@ def run_reproduce(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         check_overrides(plan)
-        _writable_figures_dir()
-        logger.info("reproduce: %d tasks, size %s", len(plan.tasks()), plan.size)
-        timer = _full_size_timer(plan, experiments, args.jobs, readme=not args.no_readme)
-        start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs, on_ran=timer)
+        with saving_figures(plan):
+            _writable_figures_dir()
+            logger.info("reproduce: %d tasks, size %s", len(plan.tasks()), plan.size)
+            timer = _full_size_timer(plan, experiments, args.jobs, readme=not args.no_readme)
+            start, records = time.time(), reproduce(plan, force=args.force, jobs=args.jobs, on_ran=timer)
     except (ReproduceError, FileNotFoundError) as error:
         print(f"deid-nb reproduce: {error}", file=sys.stderr)
         return 1

@@ -5,18 +5,20 @@
 # %% ../nbs/91_run_plan.ipynb #1f14bb86
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .core import cache_root, get_data_dir
+from .core import cache_root, get_artifacts_dir, get_data_dir
 from .experiments import code_version, imported_modules
 
 # %% auto #0
-__all__ = ['Experiment', 'experiment_notebooks', 'RunPlan', 'ReproduceError', 'select', 'check_overrides', 'data_fingerprint',
-           'notebook_modules', 'task_fingerprint', 'done_marker', 'attempt_marker', 'is_done']
+__all__ = ['Experiment', 'experiment_notebooks', 'RunPlan', 'saving_figures', 'ReproduceError', 'select', 'check_overrides',
+           'data_fingerprint', 'notebook_modules', 'task_fingerprint', 'done_marker', 'attempt_marker', 'is_done']
 
 # %% ../nbs/91_run_plan.ipynb #1b5ee536
 @dataclass(frozen=True)
@@ -114,6 +116,20 @@ class RunPlan:
     def output_path(self, notebook: Path, dataset_name: str) -> Path:
         "Where the executed copy of `notebook` for `dataset_name` is kept (under its `task_size`)."
         return Path(self.runs_dir) / self.task_size(notebook, dataset_name) / f"{notebook.stem}__{dataset_name}.ipynb"
+
+# %% ../nbs/91_run_plan.ipynb #ba2851e0
+@contextlib.contextmanager
+def saving_figures(plan: RunPlan):
+    "While inside, notebooks started here save to `artifacts/figures_overridden/` if `plan` sets sizes or a seed."
+    side = get_artifacts_dir() / "figures_overridden" if plan.overrides or plan.seed is not None else None
+    if side is None or "DEID_NB_FIGURES" in os.environ:
+        yield
+        return
+    os.environ["DEID_NB_FIGURES"] = str(side)  # the notebooks' kernels inherit it
+    try:
+        yield
+    finally:
+        del os.environ["DEID_NB_FIGURES"]
 
 # %% ../nbs/91_run_plan.ipynb #97cf52fd
 class ReproduceError(RuntimeError):
