@@ -397,7 +397,7 @@ def test_reidentifier_names_cannot_place_files_outside_artifacts(name, tmp_path,
     named.name = name
     with pytest.raises(ValueError, match="cannot be used in a file name"):
         nn_deid_results(PEOPLE[:1], named, "synthetic6", "quick", 1, search="greedy", progress=False)
-    assert not any(tmp_path.parent.glob("evil*"))
+    assert not list(tmp_path.rglob("evil*")) and not list(tmp_path.parent.glob("evil*"))  # nothing landed anywhere
 
 
 def test_empty_knowledge_base_is_a_clear_error():

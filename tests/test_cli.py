@@ -19,6 +19,7 @@ import deid_nb.reproduce
 from deid_nb.core import WORD_PATTERN
 from deid_nb.data import load_dataset
 from deid_nb.nn_deid.pipeline import Deidentifier
+from deid_nb.nn_deid.shards import write_records
 from deid_nb.reidentifier import BM25Reidentifier
 from deid_nb import cli, commands
 from deid_nb.report.card import background_retriever, report_card
@@ -274,6 +275,15 @@ def test_output_follows_the_extension(folder):
     assert json.loads(csv.certificate[0])["k"] == 2 and len(pd.read_parquet(folder / "out.parquet")) == len(PEOPLE)
     assert not [p for p in os.listdir(folder) if p.startswith(".")]  # no temporary file left behind
     assert report(folder, folder / "out.csv", folder / "out.parquet")[0] == 0  # report reads what deidentify writes
+
+
+def test_a_failed_write_leaves_the_old_output(folder):
+    "Outputs go to a temporary file that is renamed: a write that fails half-way leaves the old file as it was."
+    target = folder / "kept.jsonl"
+    target.write_text("old\n")
+    with pytest.raises(TypeError):  # the second record cannot be written as JSON
+        write_records([{"id": "a", "text": "x"}, {"id": "b", "text": object()}], target)
+    assert target.read_text() == "old\n" and not [p for p in os.listdir(folder) if p.startswith(".")]
 
 
 def test_unknown_extension_and_missing_pyarrow_are_one_line(folder, no_models, monkeypatch):

@@ -59,8 +59,12 @@ def test_precedence_argument_then_variable_then_auto(monkeypatch):
     assert resolve_device() == resolve_device(None) == resolve_device("auto") == test_auto
     monkeypatch.setenv("DEID_NB_DEVICE", "cpu")
     assert resolve_device() == torch.device("cpu")
+    monkeypatch.setenv("DEID_NB_DEVICE", "cuda:99")  # a device no machine here has: read, it would be an error
     assert resolve_device("auto") == test_auto  # an explicit argument wins over the variable
+    assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device(torch.device("meta")) == torch.device("meta")
+    with pytest.raises(ValueError, match=r"\$DEID_NB_DEVICE"):
+        resolve_device()  # without an argument the variable is read
     monkeypatch.setenv("DEID_NB_DEVICE", "  ")
     assert resolve_device() == test_auto  # an empty variable is no setting
 

@@ -73,7 +73,13 @@ def test_every_experiment_imports_the_package_and_not_all_of_it(experiment):
     assert not files & {"cli.py", "commands.py", "site.py", "reproduce.py", "run_plan.py", "readme.py"}, files
 
 
-def test_the_whole_package_version_is_unchanged_without_modules():
-    "`code_version()` without modules hashes the whole package; a module list (the runner's, `results_key`'s) less."
-    assert code_version() == code_version(None, PACKAGE)
+def test_the_whole_package_version_covers_every_module(tmp_path):
+    "`code_version()` without modules hashes the whole package (an edit anywhere changes it); a module list, less."
+    copy = tmp_path / "deid_nb"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = code_version(None, copy)
+    assert before == code_version()  # the installed package's version, computed once per process, is its sources'
+    shards = copy / "wikibio_shards.py"  # a module no experiment imports
+    shards.write_text(shards.read_text(encoding="utf-8") + "\nEDITED = 1\n", encoding="utf-8")
+    assert code_version(None, copy) != before
     assert code_version(["deid_nb.masking"]) != code_version()

@@ -1,5 +1,6 @@
 """The layout shows the architecture: one idea per module, imports at the top, and arrows only to earlier chapters."""
 
+import ast
 import json
 import re
 import shutil
@@ -35,32 +36,45 @@ def test_one_idea_per_module(module):
     assert len(module.read_text(encoding="utf-8").splitlines()) <= 400
 
 
-def _imports(module: Path, text: str) -> list[str]:
-    "The package modules `module` imports, absolute (`from deid_nb.x import`) or relative (`from ..x import`, as nbdev writes)."
-    package = _dotted(module).split(".")[:-1]
-    found = re.findall(r"^from (deid_nb\.[\w.]+) import", text, re.M)
-    for dots, name in re.findall(r"^from (\.+)([\w.]*) import", text, re.M):
-        base = package[: len(package) - (len(dots) - 1)]
-        found.append(".".join(base + ([name] if name else [])))
+def _package_imports(module: Path, text: str) -> list[tuple[str, bool]]:
+    """(package module, at the top level?) for every import of `deid_nb` in `module`: `import deid_nb.x`, `from deid_nb.x
+    import y`, nbdev's relative `from ..x import y` and `from .. import x` (each imported name counted as a module too)."""
+    package, found, tree = _dotted(module).split(".")[:-1], [], ast.parse(text)
+    top = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".")
+            base = base if node.level else node.module or ""
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        found += [(name, id(node) in top) for name in names if name.split(".")[0] == "deid_nb"]
     return found
 
 
+def _imports(module: Path, text: str) -> list[str]:
+    "The package modules (and imported names) `module` imports, wherever the import statement is."
+    return [name for name, _ in _package_imports(module, text)]
+
+
 def test_the_import_table_is_read():
-    "The import reader sees nbdev's relative imports (else the test below would check nothing)."
-    assert "deid_nb.nn_deid.neural" in _imports(
-        PACKAGE / "nn_deid" / "registry.py", (PACKAGE / "nn_deid" / "registry.py").read_text()
-    )
-    assert "deid_nb.core" in _imports(
-        PACKAGE / "nn_deid" / "registry.py", (PACKAGE / "nn_deid" / "registry.py").read_text()
-    )
+    "The import reader sees nbdev's relative imports and every form of import (else the test below would check nothing)."
+    registry = PACKAGE / "nn_deid" / "registry.py"
+    assert {"deid_nb.nn_deid.neural", "deid_nb.core"} <= set(_imports(registry, registry.read_text()))
+    forms = "import deid_nb.nn_deid.windows\nfrom .. import metrics\nfrom .search import greedy\n"
+    assert {"deid_nb.nn_deid.windows", "deid_nb.metrics", "deid_nb.nn_deid.search"} <= set(_imports(registry, forms))
+    inside = "def f():\n    from ..core import x\n"
+    assert _package_imports(registry, inside) == [("deid_nb.core", False), ("deid_nb.core.x", False)]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=_dotted)
 def test_imports_point_backwards(module):
     "Package imports are at module level, and only of modules from earlier-numbered notebooks."
     text = module.read_text(encoding="utf-8")
-    hidden = re.findall(r"^\s{4,}(?:from deid_nb[\w.]* import|import deid_nb)", text, re.M)
-    assert not hidden, f"{module}: package imports inside functions"
+    hidden = sorted({name for name, at_top in _package_imports(module, text) if not at_top})
+    assert not hidden, f"{module}: package imports inside functions: {hidden}"
     for imported in _imports(module, text):
         if imported in CHAPTER:
             assert CHAPTER[imported] < CHAPTER[_dotted(module)], f"{_dotted(module)} imports the later {imported}"
