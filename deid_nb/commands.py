@@ -27,7 +27,7 @@ from deid_nb.nn_deid.certificate import (
     verify_certificate,
 )
 from .nn_deid.operators import Operator, release_text, released_spans
-from .nn_deid.pipeline import Deidentifier, check_trainable, read_saved_settings
+from .nn_deid.pipeline import Deidentifier, check_trainable, read_saved_people, read_saved_settings
 from .nn_deid.batch import deidentify_shards
 from .nn_deid.shards import check_output, check_writable, find_shards, is_shards, write_records
 from .report.card import background_retriever, card_figure, card_markdown, report_card
@@ -230,9 +230,7 @@ def _attackers(dataset: PeopleDataset, names, model_dir) -> dict:
         attackers[name] = Deidentifier.fit(dataset, name).reidentifier
     if model_dir:
         logger.info("report: loading the re-identifier saved in %s", model_dir)
-        saved = Deidentifier.from_pretrained(model_dir)
-        if set(saved.reidentifier.candidate_ids) != set(dataset.candidate_ids):
-            raise DataError(f"{model_dir}: its candidate pool is not the people of the table")
+        saved = Deidentifier.from_pretrained(model_dir)  # its pool is the table's people (`_report_inputs`)
         attackers[f"saved:{Path(model_dir).name}"] = saved.reidentifier
     return attackers
 
@@ -260,15 +258,13 @@ def run_verify(args: argparse.Namespace) -> int:
     path = check_input(args.redactions, "redaction")
     saved_settings(args.model)
     records = redaction_records(path)
-    reidentifier = Deidentifier.from_pretrained(args.model).reidentifier
+    claims = {where: _certificate(r, where) for where, r in records if isinstance(r.get("certificate"), dict)}
+    reidentifier = Deidentifier.from_pretrained(args.model).reidentifier  # every certificate read first
     fingerprint, pool, failed = model_fingerprint(reidentifier), pool_fingerprint(reidentifier), 0
     for where, record in records:
-        certificate = record.get("certificate")
         check = (
-            verify_certificate(
-                str(record.get("text")), _certificate(record, where), reidentifier, fingerprint=fingerprint, pool=pool
-            )
-            if isinstance(certificate, dict)
+            verify_certificate(str(record.get("text")), claims[where], reidentifier, fingerprint=fingerprint, pool=pool)
+            if where in claims
             else CertificateCheck(str(record.get("id")), False, ["no certificate"])
         )
         if not check.ok:
@@ -301,6 +297,10 @@ def _report_inputs(args: argparse.Namespace) -> tuple:
     if args.model:
         saved_settings(args.model)
     people = _people(args.people, args)
+    if args.model and {p.person_id for p in read_saved_people(Path(args.model) / "candidates.jsonl")} != {
+        p.person_id for p in people
+    }:
+        raise DataError(f"{args.model}: its candidate pool is not the people of the table")
     dataset = PeopleDataset.from_people(Path(args.people).stem or "people", list(people))
     read = {p.stem: read_redaction(p, people, args.placeholder) for p in files}
     for name in args.reidentifiers:

@@ -277,6 +277,32 @@ def test_output_follows_the_extension(folder):
     assert report(folder, folder / "out.csv", folder / "out.parquet")[0] == 0  # report reads what deidentify writes
 
 
+def _bare_model(folder: Path, ids) -> Path:
+    "A saved de-identifier's settings and candidate pool, without its model (never loaded by the tests using it)."
+    model = folder / "bare"
+    model.mkdir()
+    settings = {"k": 1, "placeholder": "<mask>", "search": "approximate", "long_documents": "windows"}
+    (model / "deidentifier.json").write_text(json.dumps({"format": 1, "reidentifier": {"kind": "bm25"}, **settings}))
+    _jsonl(model / "candidates.jsonl", [{"id": i, "profile": {"name": i}} for i in ids])
+    return model
+
+
+def test_verify_reads_every_certificate_before_any_model(folder, no_models):
+    "A record whose certificate is not one is a one-line error naming it, before the saved model loads."
+    model = _bare_model(folder, [p.person_id for p in PEOPLE])
+    broken = _jsonl(folder / "broken.jsonl", [{"id": PEOPLE[0].person_id, "text": "x", "certificate": {"k": 1}}])
+    status, _, err = run(["verify", broken, "--model", model])
+    assert status == 1 and "broken.jsonl: line 1: not a certificate" in err and len(err.splitlines()) == 1, err
+
+
+def test_report_checks_the_saved_pool_before_any_model(folder, no_models):
+    "A saved model over other people than the table's is refused before any attack is built or loaded."
+    model = _bare_model(folder, ["someone else"])
+    plain = _jsonl(folder / "plain.jsonl", [{"id": p.person_id, "text": p.document} for p in PEOPLE])
+    status, _, err = report(folder, plain, extra=["--model", model])
+    assert status == 1 and "its candidate pool is not the people of the table" in err, err
+
+
 def test_a_failed_write_leaves_the_old_output(folder):
     "Outputs go to a temporary file that is renamed: a write that fails half-way leaves the old file as it was."
     target = folder / "kept.jsonl"

@@ -34,7 +34,7 @@ logger = get_logger("deid_nb.nn_deid.pipeline")
 
 # %% auto #0
 __all__ = ['logger', 'TRAINING_FREE', 'MIN_VALIDATION', 'OPTIONAL_SETTINGS', 'REQUIRED_SETTINGS', 'Redaction', 'check_trainable',
-           'reidentifier_spec', 'reidentifier_from_spec', 'Deidentifier', 'read_saved_settings']
+           'reidentifier_spec', 'reidentifier_from_spec', 'Deidentifier', 'read_saved_people', 'read_saved_settings']
 
 # %% ../../nbs/19_pipeline.ipynb #9653edd6
 @dataclass
@@ -297,7 +297,7 @@ def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
     return directory
 
 # %% ../../nbs/19_pipeline.ipynb #f526fc5a
-def _saved_people(path: Path) -> list[Person]:
+def read_saved_people(path: Path) -> list[Person]:
     "The candidate pool of a saved de-identifier (profiles only; documents are not saved)."
     people = []
     for line_number, line in enumerate(_saved_text(path).split("\n"), 1):  # profiles may hold U+2028
@@ -361,7 +361,7 @@ def from_pretrained(cls: Deidentifier, directory: str | Path) -> Deidentifier:
     "The `Deidentifier` written by `save_pretrained` (JSON and safetensors only: no code from the folder runs)."
     directory = Path(directory)
     settings = read_saved_settings(directory)
-    people = _saved_people(directory / "candidates.jsonl")
+    people = read_saved_people(directory / "candidates.jsonl")
     reidentifier = reidentifier_from_spec(
         settings["reidentifier"], people, directory, str(directory / "deidentifier.json")
     )
