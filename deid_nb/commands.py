@@ -300,7 +300,11 @@ def _report_inputs(args: argparse.Namespace) -> tuple:
     if args.model and {p.person_id for p in read_saved_people(Path(args.model) / "candidates.jsonl")} != {
         p.person_id for p in people
     }:
-        raise DataError(f"{args.model}: its candidate pool is not the people of the table")
+        raise DataError(f"{args.model}: its candidate pool is not the people of {args.people}")
+    for path in files if args.model else []:  # certificates are verified against the model: each must be one
+        for where, record in redaction_records(path):
+            if isinstance(record.get("certificate"), dict):
+                _certificate(record, where)
     dataset = PeopleDataset.from_people(Path(args.people).stem or "people", list(people))
     read = {p.stem: read_redaction(p, people, args.placeholder) for p in files}
     for name in args.reidentifiers:

@@ -122,14 +122,18 @@ class RunPlan:
 def saving_figures(plan: RunPlan):
     "While inside, notebooks started here save to `artifacts/figures_overridden/` if `plan` sets sizes or a seed."
     side = get_artifacts_dir() / "figures_overridden" if plan.overrides or plan.seed is not None else None
-    if side is None or "DEID_NB_FIGURES" in os.environ:
+    previous = os.environ.get("DEID_NB_FIGURES")
+    if side is None or (previous or "").strip():  # a folder the user named is kept (an empty value names none)
         yield
         return
     os.environ["DEID_NB_FIGURES"] = str(side)  # the notebooks' kernels inherit it
     try:
         yield
     finally:
-        del os.environ["DEID_NB_FIGURES"]
+        if previous is None:
+            del os.environ["DEID_NB_FIGURES"]
+        else:
+            os.environ["DEID_NB_FIGURES"] = previous
 
 # %% ../nbs/91_run_plan.ipynb #97cf52fd
 class ReproduceError(RuntimeError):

@@ -295,12 +295,21 @@ def test_verify_reads_every_certificate_before_any_model(folder, no_models):
     assert status == 1 and "broken.jsonl: line 1: not a certificate" in err and len(err.splitlines()) == 1, err
 
 
+def test_report_reads_every_certificate_before_any_model(folder, no_models):
+    "With --model, a record whose certificate is not one is a one-line error naming it, before any attack is built."
+    model = _bare_model(folder, [p.person_id for p in PEOPLE])
+    records = [{"id": p.person_id, "text": p.document} for p in PEOPLE]
+    broken = _jsonl(folder / "broken.jsonl", [{**records[0], "certificate": {"k": 1}}, *records[1:]])
+    status, _, err = report(folder, broken, extra=["--model", model])
+    assert status == 1 and "broken.jsonl: line 1: not a certificate" in err and len(err.splitlines()) == 1, err
+
+
 def test_report_checks_the_saved_pool_before_any_model(folder, no_models):
     "A saved model over other people than the table's is refused before any attack is built or loaded."
     model = _bare_model(folder, ["someone else"])
     plain = _jsonl(folder / "plain.jsonl", [{"id": p.person_id, "text": p.document} for p in PEOPLE])
     status, _, err = report(folder, plain, extra=["--model", model])
-    assert status == 1 and "its candidate pool is not the people of the table" in err, err
+    assert status == 1 and f"its candidate pool is not the people of {folder / 'people.csv'}" in err, err
 
 
 def test_a_failed_write_leaves_the_old_output(folder):

@@ -14,6 +14,7 @@ from fastcore.basics import patch
 
 from ..core import MASK_TOKEN, atomic_write, get_logger, safe_name
 from ..people import DataError, Person, PeopleDataset
+from ..tables import jsonl_records
 from ..reidentifier import BM25Reidentifier, Reidentifier
 from .model import cached_profile_embeddings, load_model, save_model
 from .neural import NeuralReidentifier
@@ -28,6 +29,7 @@ from deid_nb.nn_deid.registry import (
 )
 from .certificate import Certificate
 from .deidentify import Deidentified, deidentify
+from .windows import cut_like
 from .operators import Operator, Span, apply_spans, masked_spans, released_spans
 
 logger = get_logger("deid_nb.nn_deid.pipeline")
@@ -256,8 +258,8 @@ def transform(
 
 
 def _released_original(result: Deidentified, original: str, long_documents: str) -> str:
-    "What the released text stands for: the original, or with `truncate` the leading window that was searched."
-    return result.trajectories[0].document if long_documents == "truncate" else original
+    "What the released text stands for: the original, or with `truncate` its leading window (deny-list unmasked)."
+    return cut_like(original, [result.trajectories[0].document])[0][0] if long_documents == "truncate" else original
 
 # %% ../../nbs/19_pipeline.ipynb #76eca452
 def _owner_only(directory: Path):
@@ -300,18 +302,8 @@ def save_pretrained(self: Deidentifier, directory: str | Path) -> Path:
 def read_saved_people(path: Path) -> list[Person]:
     "The candidate pool of a saved de-identifier (profiles only; documents are not saved)."
     people = []
-    for line_number, line in enumerate(_saved_text(path).split("\n"), 1):  # profiles may hold U+2028
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataError(f"{path}: line {line_number} is not valid JSON ({error.msg})") from None
-        if (
-            not isinstance(record, dict)
-            or not isinstance(record.get("id"), str)
-            or not isinstance(record.get("profile"), dict)
-        ):
+    for line_number, record in jsonl_records(path, numbers_as_text=False):
+        if not isinstance(record.get("id"), str) or not isinstance(record.get("profile"), dict):
             raise DataError(f"{path}: line {line_number} is not an {{'id': text, 'profile': object}} record")
         people.append(Person(record["id"], "", {str(k): str(v) for k, v in record["profile"].items()}))
     return people
@@ -353,6 +345,14 @@ def read_saved_settings(directory: str | Path) -> dict:
         raise DataError(f"{path}: unknown de-identifier format {found!r}")
     if missing := [key for key in REQUIRED_SETTINGS if key not in settings]:
         raise DataError(f"{path}: no {', '.join(map(repr, missing))} (not written by save_pretrained?)")
+    k, texts = settings["k"], [settings[key] for key in ("placeholder", "search", "long_documents")]
+    if (
+        not isinstance(settings["reidentifier"], dict)
+        or type(k) is not int
+        or k < 1
+        or not all(isinstance(text, str) for text in texts)
+    ):
+        raise DataError(f"{path}: 'reidentifier' must be an object, 'k' a whole number >= 1, the others text")
     return settings
 
 

@@ -5,7 +5,6 @@
 # %% ../../nbs/33_lm_scores.ipynb #81ae8344
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -38,11 +37,10 @@ def model_key(model) -> str:
     return f"in-memory-{digest.hexdigest()[:16]}"
 
 
-@functools.lru_cache(maxsize=None)
 def _folder_digest(folder: str) -> str:
-    "A short hash of a model folder's place and files (name, size): two folders of one name stay apart."
+    "A short hash of a model folder's place and files (name, size, time written): other folders, or a rewrite, differ."
     root = Path(folder).resolve()
-    listing = sorted((p.name, p.stat().st_size) for p in root.iterdir() if p.is_file())
+    listing = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in root.iterdir() if p.is_file())
     return hashlib.sha256(json.dumps([str(root), listing]).encode()).hexdigest()[:8]
 
 
