@@ -32,7 +32,7 @@ from deid_nb.people import (
     split_indices,
     validate_people,
 )
-from .tables import clean_value, id_text, jsonl_records, read_table, people_from_table
+from .tables import clean_value, id_text, jsonl_records, read_table, people_from_table, text_lines
 
 logger = get_logger("deid_nb.data")
 
@@ -256,16 +256,10 @@ def parse_wikibio_box(line: str) -> dict[str, str]:
     }
 
 # %% ../nbs/02_data.ipynb #db9d4dfa
-def _file_lines(path: Path) -> list[str]:
-    "A file's lines, split at line feeds only (`str.splitlines` also splits at U+2028 or a form feed in a sentence)."
-    text = path.read_text(encoding="utf-8")
-    return text.removesuffix("\n").split("\n") if text else []
-
-
 def _sentence_counts(path: Path) -> list[int]:
     "The `.nb` file's sentences per article; a line that is not a count is an error naming it."
     counts = []
-    for number, line in enumerate(_file_lines(path), 1):
+    for number, line in enumerate(text_lines(path), 1):
         if not line.strip().isdigit():
             raise DataError(f"{path}: line {number} is {line!r}, not a sentence count")
         counts.append(int(line))
@@ -281,7 +275,7 @@ def load_wikibio_raw(directory: str | Path, split: str | None = None, on_error: 
         raise DataError(
             f"WikiBio {split}: {', '.join(missing)} missing in {directory} (expected {split}.box/.nb/.sent/.title)"
         )
-    boxes, sentences, titles = (_file_lines(files[ext]) for ext in ("box", "sent", "title"))
+    boxes, sentences, titles = (text_lines(files[ext]) for ext in ("box", "sent", "title"))
     counts = _sentence_counts(files["nb"])
     if not len(boxes) == len(counts) == len(titles):
         raise DataError(

@@ -26,18 +26,29 @@ from deid_nb.people import (
 )
 
 # %% auto #0
-__all__ = ['jsonl_records', 'long_csv_fields', 'read_table', 'clean_value', 'id_text', 'people_from_table']
+__all__ = ['utf8_text', 'text_lines', 'jsonl_records', 'long_csv_fields', 'read_table', 'clean_value', 'id_text',
+           'people_from_table']
 
 # %% ../nbs/01a_tables.ipynb #602490d8
+def utf8_text(path: str | Path) -> str:
+    "A file's text; one that is not UTF-8 is a `DataError` naming it."
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason})") from None
+
+
+def text_lines(path: str | Path) -> list[str]:
+    "A UTF-8 file's lines, split at line feeds only (`str.splitlines` also splits at U+2028 or a form feed in a line)."
+    text = utf8_text(path)
+    return text.removesuffix("\n").split("\n") if text else []
+
+
 def jsonl_records(path: Path, numbers_as_text: bool = True) -> list[tuple[int, dict]]:
     "(line number, record) per non-blank line, numbers as written (or parsed); a bad line raises `DataError` naming it."
     number_hooks = dict(parse_int=str, parse_float=str) if numbers_as_text else {}
     records = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not UTF-8 text ({error.reason})") from None
-    for number, line in enumerate(text.split("\n"), 1):  # not splitlines: JSON strings may hold U+2028
+    for number, line in enumerate(text_lines(path), 1):
         if not line.strip():
             continue
         try:

@@ -14,7 +14,7 @@ from fastcore.basics import patch
 
 from ..core import MASK_TOKEN, atomic_write, get_logger, safe_name
 from ..people import DataError, Person, PeopleDataset
-from ..tables import jsonl_records
+from ..tables import jsonl_records, utf8_text
 from ..reidentifier import BM25Reidentifier, Reidentifier
 from .model import cached_profile_embeddings, load_model, save_model
 from .neural import NeuralReidentifier
@@ -308,14 +308,6 @@ def read_saved_people(path: Path) -> list[Person]:
         people.append(Person(record["id"], "", {str(k): str(v) for k, v in record["profile"].items()}))
     return people
 
-
-def _saved_text(path: Path) -> str:
-    "A saved de-identifier's file as text; one that is not UTF-8 raises naming it."
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not UTF-8 text ({error.reason})") from None
-
 # %% ../../nbs/19_pipeline.ipynb #a6eb875b
 OPTIONAL_SETTINGS = (
     "operator",
@@ -337,7 +329,7 @@ def read_saved_settings(directory: str | Path) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"{directory}: no deidentifier.json (write one with Deidentifier.save_pretrained)")
     try:
-        settings = json.loads(_saved_text(path))
+        settings = json.loads(utf8_text(path))
     except json.JSONDecodeError as error:
         raise DataError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(settings, dict) or settings.get("format") != 1:

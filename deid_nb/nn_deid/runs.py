@@ -269,8 +269,14 @@ def cached_redaction(
 # %% ../../nbs/18_runs.ipynb #967b08d1
 def _results_cache(reidentifier, dataset_name: str, size, search: str, max_k: int, search_kwargs: dict) -> Path:
     code_key = results_key([], code=["deid_nb.nn_deid.runs"])  # this module and its imports: searches, re-identifiers
-    identity = [model_key(reidentifier), pool_fingerprint(reidentifier), search, max_k, sorted(search_kwargs.items())]
-    identity.append(code_key)
+    identity = [
+        model_key(reidentifier),
+        pool_fingerprint(reidentifier),
+        search,
+        max_k,
+        sorted(search_kwargs.items()),
+        code_key,
+    ]
     if search == "approximate":
         identity.append(resolve_ranking(reidentifier, search_kwargs.get("ranking", "auto")))
     key = hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:10]
